@@ -1,0 +1,1 @@
+"""Long jobs and optional runtimes; heavy imports (onnxruntime, paramiko) inside functions."""

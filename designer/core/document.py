@@ -1,0 +1,206 @@
+"""The Document: one ONNX model, its node positions, its undo stack and its listeners.
+
+The model is kept as the ``onnx.ModelProto`` that was read from disk. Protobuf stays the
+source of truth so that everything ONNX defines (and fields this version does not know)
+survives an open + save byte for byte; look-ups that protobuf lacks (node keys, scopes) are
+kept beside it. Only :mod:`designer.core.edits` change a document.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+import onnx
+
+from designer.core.scope import MAIN_SCOPE, Scope, ScopeId, graph_attributes
+
+Position = tuple[float, float]
+
+
+class ChangeKind(Enum):
+    """What an edit changed; listeners refresh only what they show of it."""
+
+    NODES = "nodes"  # nodes added or removed
+    NODE = "node"  # a node's inputs, outputs, attributes or name
+    TENSORS = "tensors"  # tensor names, value types, graph inputs/outputs
+    INITIALIZERS = "initializers"
+    POSITIONS = "positions"
+    MODEL = "model"  # model properties or the whole model replaced
+    SAVED = "saved"  # path or clean state changed; the model itself did not
+
+
+@dataclass(frozen=True)
+class DocumentEvent:
+    kind: ChangeKind
+    scope: ScopeId | None = None
+    node_keys: frozenset[int] = frozenset()
+    names: frozenset[str] = frozenset()
+
+
+Listener = Callable[[DocumentEvent], None]
+
+
+@dataclass
+class _KeyState:
+    """Node keys of every scope seen so far, kept across scope invalidation."""
+
+    keys: dict[ScopeId, list[int]] = field(default_factory=dict)
+
+
+class Document:
+    """One model being edited.
+
+    ``path`` is where the model lives on disk (None for a new, never-saved model);
+    ``base_dir`` is where its external data files are resolved.
+    """
+
+    def __init__(self, model: onnx.ModelProto, path: Path | None = None) -> None:
+        from designer.core.edits.stack import UndoStack
+
+        self.model = model
+        self.path = path
+        self.base_dir: Path | None = path.parent if path is not None else None
+        self.positions: dict[ScopeId, dict[int, Position]] = {}
+        self.undo_stack = UndoStack(self)
+        self._listeners: list[Listener] = []
+        self._key_counter = itertools.count(1)
+        self._keys = _KeyState()
+        self._scopes: dict[ScopeId, Scope] = {}
+
+    # --- listeners -----------------------------------------------------------------------
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` after every change; returns a function that unsubscribes it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def notify(self, event: DocumentEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    # --- state ---------------------------------------------------------------------------
+    @property
+    def modified(self) -> bool:
+        return not self.undo_stack.is_clean
+
+    @property
+    def title(self) -> str:
+        name = self.path.name if self.path is not None else "Untitled"
+        return name + ("*" if self.modified else "")
+
+    def new_key(self) -> int:
+        return next(self._key_counter)
+
+    @property
+    def opset_imports(self) -> dict[str, int]:
+        return {op.domain if op.domain != "ai.onnx" else "": op.version for op in self.model.opset_import}
+
+    # --- scopes --------------------------------------------------------------------------
+    def scope(self, scope_id: ScopeId = MAIN_SCOPE) -> Scope:
+        """The live scope for ``scope_id``; raises KeyError when it no longer exists."""
+        cached = self._scopes.get(scope_id)
+        if cached is not None:
+            return cached
+        parent: Scope | None = None
+        proto: onnx.GraphProto | onnx.FunctionProto
+        if scope_id.steps:
+            assert scope_id.parent is not None
+            parent = self.scope(scope_id.parent)
+            step = scope_id.steps[-1]
+            proto = _graph_of(parent.node(step.node_key), step.attribute, step.index)
+        elif scope_id.function is not None:
+            proto = self.function(*scope_id.function)
+        else:
+            proto = self.model.graph
+        keys = self._keys.keys.get(scope_id)
+        if keys is None or len(keys) != len(proto.node):
+            keys = [self.new_key() for _ in range(len(proto.node))]
+            self._keys.keys[scope_id] = keys
+        scope = Scope(scope_id, proto, keys, parent)
+        self._scopes[scope_id] = scope
+        return scope
+
+    def function(self, domain: str, name: str, overload: str = "") -> onnx.FunctionProto:
+        for fn in self.model.functions:
+            if fn.domain == domain and fn.name == name and fn.overload == overload:
+                return fn
+        raise KeyError(f"no local function {domain}:{name}")
+
+    def top_scope_ids(self) -> list[ScopeId]:
+        """The main graph and every local function body."""
+        ids = [MAIN_SCOPE]
+        ids.extend(ScopeId((f.domain, f.name, f.overload)) for f in self.model.functions)
+        return ids
+
+    def scopes(self) -> Iterator[Scope]:
+        """Every scope of the model, parents before their subgraphs (depth first)."""
+        stack = [self.scope(sid) for sid in reversed(self.top_scope_ids())]
+        while stack:
+            scope = stack.pop()
+            yield scope
+            children = []
+            for key, node in scope.nodes():
+                for attr, index, _graph in graph_attributes(node):
+                    children.append(self.scope(scope.id.child(key, attr, index)))
+            stack.extend(reversed(children))
+
+    def subscope_ids(self, scope_id: ScopeId, node_key: int) -> list[ScopeId]:
+        """Ids of the subgraphs held directly by node ``node_key``."""
+        node = self.scope(scope_id).node(node_key)
+        return [scope_id.child(node_key, a, i) for a, i, _g in graph_attributes(node)]
+
+    # --- bookkeeping for edits -----------------------------------------------------------
+    def invalidate_subscopes(self, scope_id: ScopeId, node_key: int | None = None) -> None:
+        """Forget cached live scopes below ``scope_id`` (below one node when given).
+
+        Called when nodes holding subgraphs are removed, inserted or get new graph
+        attributes: their protos are new objects. Node keys of those subgraphs are kept, so
+        the same subgraph content gets back the same keys.
+        """
+        for sid in list(self._scopes):
+            if len(sid.steps) > len(scope_id.steps) and sid.is_within(scope_id):
+                step = sid.steps[len(scope_id.steps)]
+                if node_key is None or step.node_key == node_key:
+                    del self._scopes[sid]
+
+    def key_snapshot(self, scope_id: ScopeId, node_key: int | None = None) -> dict[ScopeId, list[int]]:
+        """Copies of the key lists of every scope below ``scope_id`` (and one node)."""
+        out = {}
+        for sid, keys in self._keys.keys.items():
+            if len(sid.steps) > len(scope_id.steps) and sid.is_within(scope_id):
+                if node_key is None or sid.steps[len(scope_id.steps)].node_key == node_key:
+                    out[sid] = list(keys)
+        return out
+
+    def restore_keys(self, snapshot: dict[ScopeId, list[int]]) -> None:
+        for sid, keys in snapshot.items():
+            self._keys.keys[sid] = list(keys)
+            self._scopes.pop(sid, None)
+
+    def replace_model(self, model: onnx.ModelProto, keys: dict[ScopeId, list[int]] | None) -> None:
+        """Swap in a whole new model (global modifications); ``keys`` restores node keys."""
+        self.model = model
+        self._scopes.clear()
+        self._keys.keys = {sid: list(k) for sid, k in keys.items()} if keys else {}
+
+    def all_keys(self) -> dict[ScopeId, list[int]]:
+        for _ in self.scopes():  # make sure every scope has keys
+            pass
+        return {sid: list(k) for sid, k in self._keys.keys.items()}
+
+    def node_scope_of(self, key: int) -> ScopeId | None:
+        """The scope holding node ``key`` (O(scopes))."""
+        for sid, keys in self._keys.keys.items():
+            if key in keys:
+                return sid
+        return None
+
+
+def _graph_of(node: onnx.NodeProto, attribute: str, index: int) -> onnx.GraphProto:
+    for name, i, graph in graph_attributes(node):
+        if name == attribute and i == index:
+            return graph
+    raise KeyError(f"node '{node.name}' has no graph attribute '{attribute}'")

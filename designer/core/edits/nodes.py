@@ -1,0 +1,368 @@
+"""Edits of nodes: add, remove, connect, attributes, rename, move."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import onnx
+
+from designer.core.document import ChangeKind, Document, DocumentEvent, Position
+from designer.core.edits.base import Edit
+from designer.core.edits.lookup import (
+    names_in_use,
+    require_identifier,
+    require_node,
+    resolve_scope,
+)
+from designer.core.errors import EditError
+from designer.core.names import unique_name
+from designer.core.scope import GRAPH_TYPES, ScopeId, has_subgraphs
+
+
+def _node_event(scope_id: ScopeId, *keys: int, kind: ChangeKind = ChangeKind.NODE) -> DocumentEvent:
+    return DocumentEvent(kind, scope_id, frozenset(keys))
+
+
+class AddNode(Edit):
+    """Add a node. Its name is generated (unique, C90 identifier) when not given; outputs may
+    be given as names or as a count of names to generate (``<node>_out<i>``)."""
+
+    def __init__(
+        self,
+        scope_id: ScopeId,
+        op_type: str,
+        *,
+        domain: str = "",
+        inputs: Sequence[str] = (),
+        outputs: Sequence[str] | int = 1,
+        attributes: Iterable[onnx.AttributeProto] = (),
+        name: str | None = None,
+        position: Position | None = None,
+        index: int | None = None,
+    ) -> None:
+        self.scope_id = scope_id
+        self.op_type = op_type
+        self.domain = domain
+        self.inputs = list(inputs)
+        self.outputs = outputs
+        self.attributes = list(attributes)
+        self.name = name
+        self.position = position
+        self.index = index
+        self.key: int | None = None
+        self._node: onnx.NodeProto | None = None
+        self.label = f"Add {op_type}"
+
+    def _build(self, doc: Document) -> onnx.NodeProto:
+        scope = resolve_scope(doc, self.scope_id)
+        if not self.op_type:
+            raise EditError("a node needs an operator type")
+        node_names = scope.node_names()
+        if self.name is None:
+            name = unique_name(self.op_type, node_names)
+        else:
+            require_identifier(self.name, "node")
+            if self.name in node_names:
+                raise EditError(f"a node named '{self.name}' already exists in '{scope.name}'")
+            name = self.name
+        taken = names_in_use(doc, self.scope_id)
+        if isinstance(self.outputs, int):
+            outputs = []
+            for i in range(self.outputs):
+                out = unique_name(f"{name}_out{i}", taken)
+                taken.add(out)
+                outputs.append(out)
+        else:
+            outputs = list(self.outputs)
+            for out in outputs:
+                if out and out in taken:
+                    raise EditError(f"tensor '{out}' already exists; an output needs a new name")
+        node = onnx.NodeProto(
+            name=name, op_type=self.op_type, domain=self.domain, input=self.inputs, output=outputs
+        )
+        node.attribute.extend(self.attributes)
+        return node
+
+    def apply(self, doc: Document) -> None:
+        if self._node is None:  # first apply; redo re-inserts the identical node
+            self._node = self._build(doc)
+            self.key = doc.new_key()
+        assert self.key is not None
+        scope = resolve_scope(doc, self.scope_id)
+        index = len(scope) if self.index is None else min(self.index, len(scope))
+        scope.insert_node(index, self._node, self.key)
+        if self.position is not None:
+            doc.positions.setdefault(self.scope_id, {})[self.key] = self.position
+        doc.notify(_node_event(self.scope_id, self.key, kind=ChangeKind.NODES))
+
+    def revert(self, doc: Document) -> None:
+        assert self.key is not None
+        scope = doc.scope(self.scope_id)
+        scope.remove_node(self.key)
+        doc.invalidate_subscopes(self.scope_id, self.key)
+        doc.positions.get(self.scope_id, {}).pop(self.key, None)
+        doc.notify(_node_event(self.scope_id, self.key, kind=ChangeKind.NODES))
+
+
+class RemoveNodes(Edit):
+    """Remove nodes; they are kept (with their positions and subgraph keys) for undo.
+
+    Consumers keep referring to the removed outputs; use :func:`remove_nodes_and_links` to
+    disconnect them in the same undo step.
+    """
+
+    def __init__(self, scope_id: ScopeId, keys: Iterable[int]) -> None:
+        self.scope_id = scope_id
+        self.keys = list(dict.fromkeys(keys))
+        self._removed: list[tuple[int, int, onnx.NodeProto]] = []
+        self._positions: dict[int, Position] = {}
+        self._subkeys: dict[ScopeId, list[int]] = {}
+        self.label = f"Delete {len(self.keys)} node" + ("s" if len(self.keys) != 1 else "")
+
+    def apply(self, doc: Document) -> None:
+        scope = resolve_scope(doc, self.scope_id)
+        for key in self.keys:
+            require_node(scope, key)
+        order = sorted(self.keys, key=scope.index_of, reverse=True)
+        self._subkeys = {}
+        for key in order:
+            if has_subgraphs(scope.node(key)):
+                self._subkeys.update(doc.key_snapshot(self.scope_id, key))
+        removed = []
+        for key in order:
+            index, node = scope.remove_node(key)
+            removed.append((index, key, node))
+            doc.invalidate_subscopes(self.scope_id, key)
+        self._removed = sorted(removed)
+        positions = doc.positions.get(self.scope_id, {})
+        self._positions = {k: positions.pop(k) for k in self.keys if k in positions}
+        doc.notify(_node_event(self.scope_id, *self.keys, kind=ChangeKind.NODES))
+
+    def revert(self, doc: Document) -> None:
+        scope = doc.scope(self.scope_id)
+        for index, key, node in self._removed:
+            scope.insert_node(index, node, key)
+        doc.restore_keys(self._subkeys)
+        if self._positions:
+            doc.positions.setdefault(self.scope_id, {}).update(self._positions)
+        doc.notify(_node_event(self.scope_id, *self.keys, kind=ChangeKind.NODES))
+
+
+class _NodeListEdit(Edit):
+    """Replace one repeated string field (inputs or outputs) of a node; revert restores it."""
+
+    field_name = "input"
+
+    def __init__(self, scope_id: ScopeId, key: int, slot: int, name: str) -> None:
+        if slot < 0:
+            raise EditError(f"terminal index must be ≥ 0, not {slot}")
+        self.scope_id = scope_id
+        self.key = key
+        self.slot = slot
+        self.name = name
+        self._old: list[str] = []
+
+    def _validate(self, doc: Document, node: onnx.NodeProto) -> None:
+        """Hook: raise EditError when the new name is not acceptable."""
+
+    def apply(self, doc: Document) -> None:
+        scope = resolve_scope(doc, self.scope_id)
+        node = require_node(scope, self.key)
+        self._validate(doc, node)
+        field = getattr(node, self.field_name)
+        self._old = list(field)
+        new = list(self._old) + [""] * max(0, self.slot + 1 - len(self._old))
+        new[self.slot] = self.name
+        while new and not new[-1]:
+            new.pop()  # trailing optional terminals left empty are dropped
+        del field[:]
+        field.extend(new)
+        doc.notify(_node_event(self.scope_id, self.key))
+
+    def revert(self, doc: Document) -> None:
+        field = getattr(doc.scope(self.scope_id).node(self.key), self.field_name)
+        del field[:]
+        field.extend(self._old)
+        doc.notify(_node_event(self.scope_id, self.key))
+
+
+class SetNodeInput(_NodeListEdit):
+    """Connect input terminal ``slot`` to tensor ``name`` ('' disconnects it)."""
+
+    field_name = "input"
+
+    def __init__(self, scope_id: ScopeId, key: int, slot: int, name: str) -> None:
+        super().__init__(scope_id, key, slot, name)
+        self.label = f"Connect input {slot}" if name else f"Disconnect input {slot}"
+
+
+class SetNodeOutput(_NodeListEdit):
+    """Name output terminal ``slot`` ``name`` (a new tensor) or '' to drop it."""
+
+    field_name = "output"
+
+    def __init__(self, scope_id: ScopeId, key: int, slot: int, name: str) -> None:
+        super().__init__(scope_id, key, slot, name)
+        self.label = f"Set output {slot}"
+
+    def _validate(self, doc: Document, node: onnx.NodeProto) -> None:
+        current = node.output[self.slot] if self.slot < len(node.output) else ""
+        if self.name and self.name != current and self.name in names_in_use(doc, self.scope_id):
+            raise EditError(f"tensor '{self.name}' already exists; an output needs a new name")
+
+
+class SetAttribute(Edit):
+    """Set (add or replace) one attribute of a node."""
+
+    def __init__(self, scope_id: ScopeId, key: int, attribute: onnx.AttributeProto) -> None:
+        if not attribute.name:
+            raise EditError("an attribute needs a name")
+        self.scope_id = scope_id
+        self.key = key
+        self.attribute = attribute
+        self._old: tuple[int, onnx.AttributeProto] | None = None
+        self._subkeys: dict[ScopeId, list[int]] = {}
+        self.label = f"Set {attribute.name}"
+
+    def apply(self, doc: Document) -> None:
+        node = require_node(resolve_scope(doc, self.scope_id), self.key)
+        self._subkeys = doc.key_snapshot(self.scope_id, self.key)
+        self._old = None
+        for i, attr in enumerate(node.attribute):
+            if attr.name == self.attribute.name:
+                old = onnx.AttributeProto()
+                old.CopyFrom(attr)
+                self._old = (i, old)
+                attr.CopyFrom(self.attribute)
+                break
+        else:
+            node.attribute.append(self.attribute)
+        self._subgraphs_changed(doc)
+        doc.notify(_node_event(self.scope_id, self.key))
+
+    def _subgraphs_changed(self, doc: Document) -> None:
+        touches_graph = self.attribute.type in GRAPH_TYPES or (
+            self._old is not None and self._old[1].type in GRAPH_TYPES
+        )
+        if touches_graph:
+            doc.invalidate_subscopes(self.scope_id, self.key)
+            doc.restore_keys({sid: [] for sid in self._subkeys})  # fresh keys for new graphs
+
+    def revert(self, doc: Document) -> None:
+        node = doc.scope(self.scope_id).node(self.key)
+        if self._old is None:
+            node.attribute.pop()
+        else:
+            index, old = self._old
+            node.attribute[index].CopyFrom(old)
+        doc.invalidate_subscopes(self.scope_id, self.key)
+        doc.restore_keys(self._subkeys)
+        doc.notify(_node_event(self.scope_id, self.key))
+
+    def merge(self, other: Edit) -> bool:
+        """Typing into a field: successive sets of the same attribute make one undo step."""
+        if not (
+            isinstance(other, SetAttribute)
+            and (other.scope_id, other.key, other.attribute.name)
+            == (self.scope_id, self.key, self.attribute.name)
+            and self.attribute.type not in GRAPH_TYPES
+        ):
+            return False
+        self.attribute = other.attribute
+        return True
+
+
+class ClearAttribute(Edit):
+    """Remove one attribute from a node (it falls back to the schema default)."""
+
+    def __init__(self, scope_id: ScopeId, key: int, name: str) -> None:
+        self.scope_id = scope_id
+        self.key = key
+        self.name = name
+        self._old: tuple[int, onnx.AttributeProto] | None = None
+        self._subkeys: dict[ScopeId, list[int]] = {}
+        self.label = f"Reset {name}"
+
+    def apply(self, doc: Document) -> None:
+        node = require_node(resolve_scope(doc, self.scope_id), self.key)
+        for i, attr in enumerate(node.attribute):
+            if attr.name == self.name:
+                break
+        else:
+            raise EditError(f"node '{node.name}' has no attribute '{self.name}'")
+        self._subkeys = doc.key_snapshot(self.scope_id, self.key)
+        old = onnx.AttributeProto()
+        old.CopyFrom(node.attribute[i])
+        self._old = (i, old)
+        del node.attribute[i]
+        doc.invalidate_subscopes(self.scope_id, self.key)
+        doc.notify(_node_event(self.scope_id, self.key))
+
+    def revert(self, doc: Document) -> None:
+        assert self._old is not None
+        index, old = self._old
+        doc.scope(self.scope_id).node(self.key).attribute.insert(index, old)
+        doc.invalidate_subscopes(self.scope_id, self.key)
+        doc.restore_keys(self._subkeys)
+        doc.notify(_node_event(self.scope_id, self.key))
+
+
+class RenameNode(Edit):
+    """Rename a node; the new name must be a C90 identifier unique in its scope."""
+
+    def __init__(self, scope_id: ScopeId, key: int, name: str) -> None:
+        self.scope_id = scope_id
+        self.key = key
+        self.name = name
+        self._old = ""
+        self.label = f"Rename node to {name}"
+
+    def apply(self, doc: Document) -> None:
+        scope = resolve_scope(doc, self.scope_id)
+        node = require_node(scope, self.key)
+        require_identifier(self.name, "node")
+        if self.name != node.name and self.name in scope.node_names():
+            raise EditError(f"a node named '{self.name}' already exists in '{scope.name}'")
+        self._old = node.name
+        node.name = self.name
+        doc.notify(_node_event(self.scope_id, self.key))
+
+    def revert(self, doc: Document) -> None:
+        doc.scope(self.scope_id).node(self.key).name = self._old
+        doc.notify(_node_event(self.scope_id, self.key))
+
+
+class MoveNodes(Edit):
+    """Set canvas positions of nodes. Positions are document state, not part of the model."""
+
+    def __init__(self, scope_id: ScopeId, positions: Mapping[int, Position]) -> None:
+        self.scope_id = scope_id
+        self.new = dict(positions)
+        self._old: dict[int, Position | None] = {}
+        self.label = f"Move {len(self.new)} node" + ("s" if len(self.new) != 1 else "")
+
+    def apply(self, doc: Document) -> None:
+        scope = resolve_scope(doc, self.scope_id)
+        for key in self.new:
+            require_node(scope, key)
+        table = doc.positions.setdefault(self.scope_id, {})
+        self._old = {k: table.get(k) for k in self.new}
+        table.update(self.new)
+        doc.notify(DocumentEvent(ChangeKind.POSITIONS, self.scope_id, frozenset(self.new)))
+
+    def revert(self, doc: Document) -> None:
+        table = doc.positions.setdefault(self.scope_id, {})
+        for key, old in self._old.items():
+            if old is None:
+                table.pop(key, None)
+            else:
+                table[key] = old
+        doc.notify(DocumentEvent(ChangeKind.POSITIONS, self.scope_id, frozenset(self.new)))
+
+    def merge(self, other: Edit) -> bool:
+        if not isinstance(other, MoveNodes) or other.scope_id != self.scope_id:
+            return False
+        for key, old in other._old.items():
+            self._old.setdefault(key, old)
+        self.new.update(other.new)
+        return True

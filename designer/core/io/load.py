@@ -1,0 +1,78 @@
+"""Open ONNX models: one clear error for every kind of bad file, weights left on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+from google.protobuf.message import DecodeError
+
+from designer.core.document import Document
+from designer.core.errors import ModelLoadError
+from designer.core.io.external import external_problem, is_external, iter_model_tensors
+
+PROTOBUF_LIMIT = 2**31 - 1
+
+
+def read_model(path: Path | str) -> onnx.ModelProto:
+    """Parse the model file at ``path`` without loading external data.
+
+    External tensors stay references (read later, on demand); each one is checked to exist
+    and to be long enough. Raises ModelLoadError with a one-line message naming the file.
+    Cost: one read of the file and one protobuf parse; the external-data check is skipped
+    entirely when the file has no external references.
+    """
+    path = Path(path)
+    try:
+        if path.is_dir():
+            raise ModelLoadError(f"{path}: is a folder, not a model file")
+        size = path.stat().st_size
+        if size > PROTOBUF_LIMIT:
+            raise ModelLoadError(
+                f"{path}: {size / 2**30:.1f} GiB is over protobuf's 2 GiB limit; a model this "
+                "large must keep its weights in external data files"
+            )
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ModelLoadError(f"{path}: file not found") from None
+    except PermissionError:
+        raise ModelLoadError(f"{path}: permission denied; check the file's access rights") from None
+    except OSError as exc:
+        raise ModelLoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if not data:
+        raise ModelLoadError(f"{path}: file is empty")
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise ModelLoadError(
+            f"{path}: not an ONNX model (the protobuf data is invalid or truncated: {exc})"
+        ) from None
+    _require_model(model, path)
+    if b"location" in data:  # only then can a tensor name an external file
+        _check_external(model, path)
+    return model
+
+
+def _require_model(model: onnx.ModelProto, path: Path) -> None:
+    """Reject protobuf data that parsed but is no ONNX model (another message type, noise)."""
+    if model.ir_version <= 0 or not (model.HasField("graph") or model.functions):
+        raise ModelLoadError(
+            f"{path}: not an ONNX model (no IR version or graph; is it another kind of "
+            "protobuf file, e.g. a tensor?)"
+        )
+
+
+def _check_external(model: onnx.ModelProto, path: Path) -> None:
+    for tensor in iter_model_tensors(model):
+        if is_external(tensor):
+            problem = external_problem(tensor, path.parent)
+            if problem is not None:
+                raise ModelLoadError(f"{path}: {problem}")
+
+
+def open_document(path: Path | str) -> Document:
+    """Open ``path`` as a new Document (see :func:`read_model` for errors and costs)."""
+    path = Path(path)
+    model = read_model(path)
+    return Document(model, path.resolve())
