@@ -163,7 +163,10 @@ def _load() -> tuple[tuple[OpSchemaInfo, ...], str]:
         except Exception as error:  # one odd schema should not hide all the others
             failed.append(f"{domain}::{getattr(schema, 'name', '?')} ({error})")
     infos.sort(key=lambda info: (info.domain, info.name, info.since_version))
-    status = f"{len(infos)} ONNX Runtime contrib operator schemas from onnxruntime {version}"
+    domains = ", ".join(sorted({info.domain for info in infos})) or "no contrib domain"
+    status = (
+        f"{len(infos)} ONNX Runtime contrib operator schemas ({domains}) from onnxruntime {version}"
+    )
     if failed:
         shown = ", ".join(failed[:5]) + (", …" if len(failed) > 5 else "")
         status += f"; {len(failed)} could not be read: {shown}"

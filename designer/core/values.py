@@ -158,7 +158,7 @@ class _Parser:
             number = float(text[start:end]) if is_float else int(text[start:end])
         except ValueError:  # more digits than int() converts
             self.error("a number of at most 4300 digits", start)
-        if math.isinf(number):
+        if isinstance(number, float) and math.isinf(number):
             self.error("a number within the range of a double", start)
         return _Item(start, number)
 
@@ -221,9 +221,9 @@ def _format_float(x: Any, dtype: np.dtype[Any]) -> str:
 
 
 def _format_object(x: object) -> str:
-    if isinstance(x, bytes):
+    if isinstance(x, bytes):  # numpy_helper.to_array gives bytes for STRING tensors
         return _quote(x.decode("utf-8", errors="replace"))
-    return format_value(x)  # type: ignore[arg-type]
+    return _quote(str(x)) if isinstance(x, str) else format_value(x)  # type: ignore[arg-type]
 
 
 def _formatter(dtype: np.dtype[Any]) -> Callable[[Any], str]:
@@ -282,7 +282,8 @@ def _float_limits(dtype: np.dtype[Any]) -> tuple[bool, bool, float]:
     if dtype.itemsize > 2:  # float32/float64: IEEE with NaN and infinity
         return True, True, math.inf
     every = np.arange(2 ** (8 * dtype.itemsize), dtype=f"u{dtype.itemsize}").view(dtype)
-    values = every.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        values = every.astype(np.float64)
     finite = values[np.isfinite(values)]
     return bool(np.isnan(values).any()), bool(np.isinf(values).any()), float(finite.max())
 
@@ -318,8 +319,10 @@ def _tensor_dtype(text: str, elem_type: int) -> tuple[str, np.dtype[Any]]:
         raise unsupported from None
 
 
-def _shape(root: _Item, text: str) -> tuple[int, ...]:
+def _shape_and_leaves(root: _Item, text: str) -> tuple[tuple[int, ...], list[_Item]]:
+    """The rectangular shape of ``root`` and its scalars in C order."""
     shape: list[int] = []
+    leaves: list[_Item] = []
     node = root
     while isinstance(node.value, list):
         shape.append(len(node.value))
@@ -331,6 +334,7 @@ def _shape(root: _Item, text: str) -> tuple[int, ...]:
         if not dims:
             if isinstance(item.value, list):
                 raise ValueSyntaxError(text, item.pos, f"a scalar {_RECTANGULAR}")
+            leaves.append(item)
             return
         if not isinstance(item.value, list) or len(item.value) != dims[0]:
             raise ValueSyntaxError(text, item.pos, f"a list of {dims[0]} elements {_RECTANGULAR}")
@@ -338,16 +342,7 @@ def _shape(root: _Item, text: str) -> tuple[int, ...]:
             check(child, dims[1:])
 
     check(root, shape)
-    return tuple(shape)
-
-
-def _leaves(item: _Item, out: list[_Item]) -> list[_Item]:
-    if isinstance(item.value, list):
-        for child in item.value:
-            _leaves(child, out)
-    else:
-        out.append(item)
-    return out
+    return tuple(shape), leaves
 
 
 def _typed_array(text: str, leaves: list[_Item], name: str, dtype: np.dtype[Any]) -> np.ndarray:
@@ -415,8 +410,8 @@ def parse_tensor(text: str, elem_type: int) -> np.ndarray:
     """
     name, dtype = _tensor_dtype(text, elem_type)
     root = _Parser(text).document()
-    shape = _shape(root, text)
-    return _typed_array(text, _leaves(root, []), name, dtype).reshape(shape)
+    shape, leaves = _shape_and_leaves(root, text)
+    return _typed_array(text, leaves, name, dtype).reshape(shape)
 
 
 _LIST_KINDS = {

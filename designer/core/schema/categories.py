@@ -143,6 +143,7 @@ _CONTRIB: Final[dict[str, str]] = _table(
         DynamicQuantizeLSTM MatMulInteger16 MatMulIntegerToFloat MulInteger ReduceSumInteger
         MatMulNBits MatMulBnb4 MatMulFpQ4 MatMulBlockQuantizedFp4Weight
         MatMulBlockQuantizedFp8Weight GatherBlockQuantized""",
+    control_flow="BeamSearch GreedySearch WhisperBeamSearch Sampling",
     recurrent="AttnLSTM",
     image="CropAndResize",
 )
