@@ -1,0 +1,267 @@
+"""Structural checks of one graph scope, in Python: operators, arity, attributes, names,
+references. O(nodes + edges) per scope with one schema look-up per distinct operator."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+
+import onnx
+
+from designer.core.analysis.diagnostics import Diagnostic, Severity
+from designer.core.names import is_c90_identifier
+from designer.core.schema import OpSchemaInfo, SchemaRegistry, normalize_domain
+from designer.core.scope import Scope
+
+_UNSET = object()
+
+
+class ScopeChecker:
+    """Checks one scope; ``functions`` are the model's local functions by (domain, name)."""
+
+    def __init__(
+        self,
+        scope: Scope,
+        scope_name: str,
+        opsets: Mapping[str, int],
+        functions: set[tuple[str, str]],
+        registry: SchemaRegistry,
+        schema_cache: dict[tuple[str, str, int], OpSchemaInfo | None],
+    ) -> None:
+        self.scope = scope
+        self.scope_name = scope_name
+        self.opsets = {normalize_domain(d): v for d, v in opsets.items()}
+        self.functions = {(normalize_domain(d), n) for d, n in functions}
+        self.registry = registry
+        self.cache = schema_cache
+        self.out: list[Diagnostic] = []
+
+    def _add(
+        self,
+        severity: Severity,
+        code: str,
+        message: str,
+        key: int | None = None,
+        node: onnx.NodeProto | None = None,
+        tensor: str = "",
+    ) -> None:
+        self.out.append(
+            Diagnostic(
+                severity, code, message, self.scope.id, self.scope_name, key,
+                node.name if node is not None else "", tensor,
+            )
+        )
+
+    def schema(self, node: onnx.NodeProto) -> OpSchemaInfo | None | object:
+        """The node's schema, None when unknown, or _UNSET when it cannot be looked up."""
+        domain = normalize_domain(node.domain)
+        version = self.opsets.get(domain)
+        if version is None:
+            return _UNSET
+        cache_key = (domain, node.op_type, version)
+        if cache_key not in self.cache:
+            self.cache[cache_key] = self.registry.get(node.op_type, domain, version)
+        return self.cache[cache_key]
+
+    def run(self) -> list[Diagnostic]:
+        self._check_names()
+        self._check_nodes()
+        self._check_outputs_and_initializers()
+        return self.out
+
+    # --- names ---------------------------------------------------------------------------
+    def _check_names(self) -> None:
+        counts = Counter(n.name for n in self.scope.proto.node if n.name)
+        for key, node in self.scope.nodes():
+            if node.name and counts[node.name] > 1:
+                self._add(
+                    Severity.WARNING, "duplicate-node-name",
+                    f"node name '{node.name}' is used by {counts[node.name]} nodes", key, node,
+                )
+        unnamed = sum(1 for n in self.scope.proto.node if not n.name)
+        invalid = [name for name in counts if not is_c90_identifier(name)]
+        if unnamed:
+            self._add(
+                Severity.INFO, "unnamed-nodes",
+                f"{unnamed} node(s) have no name; the designer shows generated names",
+            )
+        if invalid:
+            example = ", ".join(f"'{n}'" for n in invalid[:3])
+            self._add(
+                Severity.INFO, "non-identifier-names",
+                f"{len(invalid)} node name(s) are not C identifiers (e.g. {example})",
+            )
+
+    # --- nodes ---------------------------------------------------------------------------
+    def _check_nodes(self) -> None:
+        defined = set(self.scope.input_names()) | set(self.scope.initializer_names())
+        outer = self.scope.outer_names()
+        produced_later = {o for n in self.scope.proto.node for o in n.output if o}
+        for key, node in self.scope.nodes():
+            self._check_operator(key, node)
+            for name in node.input:
+                if not name or name in defined or name in outer:
+                    continue
+                if name in produced_later:
+                    self._add(
+                        Severity.ERROR, "not-topological",
+                        f"input '{name}' is produced by a node that comes later; "
+                        "the graph is not in topological order", key, node, name,
+                    )
+                else:
+                    self._add(
+                        Severity.ERROR, "dangling-input",
+                        f"input '{name}' is not produced by any node, graph input or "
+                        "initializer", key, node, name,
+                    )
+            for name in node.output:
+                if not name:
+                    continue
+                if name in defined:
+                    self._add(
+                        Severity.ERROR, "duplicate-tensor",
+                        f"tensor '{name}' is already defined; every tensor must have exactly "
+                        "one producer", key, node, name,
+                    )
+                defined.add(name)
+        self._defined = defined
+
+    def _check_operator(self, key: int, node: onnx.NodeProto) -> None:
+        domain = normalize_domain(node.domain)
+        if (domain, node.op_type) in self.functions:
+            return  # a local function call; its body is checked as its own scope
+        schema = self.schema(node)
+        if schema is _UNSET:
+            self._add(
+                Severity.ERROR, "domain-not-imported",
+                f"operator domain '{node.domain}' is not in the model's opset imports",
+                key, node,
+            )
+            return
+        if schema is None:
+            if self.registry.has_domain(domain):
+                version = self.opsets[domain]
+                self._add(
+                    Severity.ERROR, "unknown-operator",
+                    f"unknown operator '{node.op_type}' in opset {version} of domain "
+                    f"'{domain or 'ai.onnx'}'", key, node,
+                )
+            else:
+                self._add(
+                    Severity.WARNING, "custom-operator",
+                    f"custom operator '{domain}::{node.op_type}' has no known schema; "
+                    "it cannot be checked", key, node,
+                )
+            return
+        assert isinstance(schema, OpSchemaInfo)
+        if schema.deprecated:
+            self._add(
+                Severity.ERROR, "deprecated-operator",
+                f"'{node.op_type}' was removed in opset {schema.since_version}", key, node,
+            )
+            return
+        self._check_arity(key, node, schema)
+        self._check_attributes(key, node, schema)
+
+    def _check_arity(self, key: int, node: onnx.NodeProto, schema: OpSchemaInfo) -> None:
+        for kind, actual, low, high, param_at in (
+            ("input", list(node.input), schema.min_input, schema.max_input, schema.input_param),
+            ("output", list(node.output), schema.min_output, schema.max_output,
+             schema.output_param),
+        ):
+            if len(actual) > high:
+                self._add(
+                    Severity.ERROR, f"too-many-{kind}s",
+                    f"{node.op_type} takes at most {high} {kind}s, not {len(actual)}", key, node,
+                )
+            required = _required_positions(len(actual), low, param_at)
+            for index in required:
+                if index >= len(actual) or not actual[index]:
+                    param = param_at(index)
+                    label = f" ({param.name})" if param is not None else ""
+                    self._add(
+                        Severity.ERROR, f"missing-{kind}",
+                        f"required {kind} {index}{label} of {node.op_type} is not connected",
+                        key, node,
+                    )
+
+    def _check_attributes(self, key: int, node: onnx.NodeProto, schema: OpSchemaInfo) -> None:
+        seen = set()
+        for attr in node.attribute:
+            seen.add(attr.name)
+            info = schema.attribute(attr.name)
+            if info is None:
+                self._add(
+                    Severity.ERROR, "unknown-attribute",
+                    f"{node.op_type} has no attribute '{attr.name}'", key, node,
+                )
+            elif attr.ref_attr_name:
+                continue  # bound at the call site of a local function
+            elif attr.type != info.type:
+                actual = onnx.AttributeProto.AttributeType.Name(attr.type)
+                self._add(
+                    Severity.ERROR, "attribute-type",
+                    f"attribute '{attr.name}' must be {info.type_name}, not {actual}", key, node,
+                )
+            elif info.allowed_values and attr.type == onnx.AttributeProto.STRING:
+                value = attr.s.decode("utf-8", "replace")
+                if value not in info.allowed_values:
+                    choices = ", ".join(info.allowed_values)
+                    self._add(
+                        Severity.WARNING, "attribute-value",
+                        f"attribute '{attr.name}' is '{value}'; known values: {choices}",
+                        key, node,
+                    )
+        for info in schema.required_attributes:
+            if info.name not in seen:
+                self._add(
+                    Severity.ERROR, "missing-attribute",
+                    f"required attribute '{info.name}' of {node.op_type} is not set", key, node,
+                )
+
+    # --- graph outputs and initializers ---------------------------------------------------
+    def _check_outputs_and_initializers(self) -> None:
+        available = self._defined | self.scope.outer_names()
+        for name in self.scope.output_names():
+            if name not in available:
+                self._add(
+                    Severity.ERROR, "dangling-output",
+                    f"graph output '{name}' is not produced by any node", tensor=name,
+                )
+        initializers = self.scope.initializer_names()
+        if not initializers:
+            return
+        used = set(self.scope.output_names()) | set(self.scope.input_names())
+        _collect_uses(self.scope.proto, used)
+        for name in initializers:
+            if name not in used:
+                self._add(
+                    Severity.WARNING, "unused-initializer",
+                    f"initializer '{name}' is not used by any node", tensor=name,
+                )
+
+
+def _required_positions(
+    count: int, minimum: int, param_at: Callable[[int], object]
+) -> list[int]:
+    """Actual positions that must be non-empty: the first ``minimum`` ones that are not
+    optional formal parameters."""
+    required = []
+    for index in range(max(minimum, 0)):
+        param = param_at(index)
+        if getattr(param, "option", "single") != "optional":
+            required.append(index)
+    return required
+
+
+def _collect_uses(proto: onnx.GraphProto | onnx.FunctionProto, used: set[str]) -> None:
+    """Add every name used as a node input in ``proto`` or its subgraphs to ``used``."""
+    for node in proto.node:
+        used.update(node.input)
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                _collect_uses(attr.g, used)
+                used.update(v.name for v in attr.g.output)
+            for graph in attr.graphs:
+                _collect_uses(graph, used)
+                used.update(v.name for v in graph.output)
