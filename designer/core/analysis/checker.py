@@ -10,11 +10,12 @@ import onnx
 from designer.core.analysis.diagnostics import Diagnostic, Severity
 from designer.core.analysis.inference import (
     InferenceProblem,
+    lenient_inference,
     run_checker,
     run_inference,
     weightless_copy,
 )
-from designer.core.analysis.structure import ScopeChecker
+from designer.core.analysis.structure import Finding, ScopeChecker
 from designer.core.document import Document
 from designer.core.schema import OpSchemaInfo, SchemaRegistry, default_registry
 from designer.core.scope import MAIN_SCOPE, Scope, ScopeId, graph_attributes
@@ -22,11 +23,16 @@ from designer.core.scope import MAIN_SCOPE, Scope, ScopeId, graph_attributes
 
 @dataclass
 class CheckResult:
-    """Diagnostics sorted by severity (errors first), and the inferred type of each value by
-    scope (graph inputs, initializers, and every tensor onnx could infer)."""
+    """Diagnostics sorted by severity (errors first), and the inferred types of values.
+
+    Types are read from onnx's inferred copy of the model on demand, one scope at a time
+    (graph inputs, initializers and every tensor onnx could infer).
+    """
 
     diagnostics: list[Diagnostic]
-    types: dict[ScopeId, dict[str, onnx.TypeProto]] = field(default_factory=dict)
+    inferred: onnx.ModelProto | None = None
+    keys: dict[ScopeId, list[int]] = field(default_factory=dict)
+    _types: dict[ScopeId, dict[str, onnx.TypeProto]] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -39,8 +45,36 @@ class CheckResult:
     def for_node(self, scope: ScopeId, key: int) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.scope == scope and d.node_key == key]
 
+    def types(self, scope: ScopeId) -> dict[str, onnx.TypeProto]:
+        """Name → inferred type for every value of ``scope`` that has one (O(scope) once)."""
+        table = self._types.get(scope)
+        if table is None:
+            graph = self._graph(scope)
+            table = _graph_types(graph) if graph is not None else {}
+            self._types[scope] = table
+        return table
+
     def type_of(self, scope: ScopeId, name: str) -> onnx.TypeProto | None:
-        return self.types.get(scope, {}).get(name)
+        return self.types(scope).get(name)
+
+    def _graph(self, scope: ScopeId) -> onnx.GraphProto | None:
+        if self.inferred is None or scope.function is not None:
+            return None  # onnx infers no types inside function bodies
+        graph = self.inferred.graph
+        current = MAIN_SCOPE
+        for step in scope.steps:
+            keys = self.keys.get(current)
+            if keys is None or step.node_key not in keys:
+                return None
+            node = graph.node[keys.index(step.node_key)]
+            graph = next(
+                (g for a, i, g in graph_attributes(node) if (a, i) == (step.attribute, step.index)),
+                None,
+            )
+            if graph is None:
+                return None
+            current = current.child(step.node_key, step.attribute, step.index)
+        return graph
 
 
 def scope_title(doc: Document, scope: Scope) -> str:
@@ -74,8 +108,10 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
     model_opsets = doc.opset_imports
     functions = {(f.domain, f.name) for f in doc.model.functions}
     cache: dict[tuple[str, str, int], OpSchemaInfo | None] = {}
+    findings: dict[tuple[object, ...], tuple[Finding, ...]] = {}
     diagnostics: list[Diagnostic] = []
     by_name: dict[str, tuple[ScopeId, int, str]] = {}
+    keys: dict[ScopeId, list[int]] = {}
     for scope in doc.scopes():
         title = scope_title(doc, scope)
         if scope.id.function is not None:
@@ -83,17 +119,56 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
             opsets = {o.domain: o.version for o in fn.opset_import}
         else:
             opsets = model_opsets
-        diagnostics.extend(ScopeChecker(scope, title, opsets, functions, registry, cache).run())
+        diagnostics.extend(ScopeChecker(scope, title, opsets, functions, registry, cache, findings).run())
         for key, node in scope.nodes():
             if node.name:
                 by_name.setdefault(node.name, (scope.id, key, title))
+        if scope.id.function is None:
+            keys[scope.id] = list(scope.keys)
     skeleton = weightless_copy(doc.model)
-    problems = run_checker(skeleton)
-    inferred, inference_problems = run_inference(skeleton)
-    problems.extend(inference_problems)
-    diagnostics.extend(_from_problem(p, by_name, doc) for p in problems)
+    diagnostics.extend(_from_problem(p, by_name, doc) for p in run_checker(skeleton))
+    errors = [d for d in diagnostics if d.severity == Severity.ERROR]
+    inferred: onnx.ModelProto | None
+    if not errors:
+        inferred, problems = run_inference(skeleton)
+        diagnostics.extend(_from_problem(p, by_name, doc) for p in problems)
+    else:
+        inferred = _infer_around_errors(doc, skeleton, errors)
+        if inferred is None:
+            diagnostics.append(
+                Diagnostic(
+                    Severity.INFO, "inference-skipped",
+                    "shapes and types are inferred again once the errors inside subgraphs or "
+                    "functions are fixed", MAIN_SCOPE, doc.model.graph.name or "main",
+                )
+            )
     diagnostics.sort(key=lambda d: -d.severity)
-    return CheckResult(diagnostics, _collect_types(doc, inferred))
+    return CheckResult(diagnostics, inferred, keys)
+
+
+def _infer_around_errors(
+    doc: Document, skeleton: onnx.ModelProto, errors: list[Diagnostic]
+) -> onnx.ModelProto | None:
+    """Lenient inference with the erroneous nodes left out, so values elsewhere keep their
+    types while the user fixes them. onnx's inference may crash on a malformed node, so
+    only nodes of the main graph are removed; with errors elsewhere nothing is inferred."""
+    if any(d.scope != MAIN_SCOPE or (d.node_key is None and d.code == "onnx-checker")
+           for d in errors):
+        return None
+    scope = doc.scope(MAIN_SCOPE)
+    bad = sorted({scope.index_of(d.node_key) for d in errors if d.node_key is not None})
+    for index in reversed(bad):
+        del skeleton.graph.node[index]
+    inferred = lenient_inference(skeleton)
+    if not bad:
+        return inferred
+    # Put placeholders back so node indices match the document's again.
+    nodes = list(inferred.graph.node)
+    del inferred.graph.node[:]
+    for index in bad:
+        nodes.insert(index, onnx.NodeProto(op_type="Skipped"))
+    inferred.graph.node.extend(nodes)
+    return inferred
 
 
 def _from_problem(
@@ -110,33 +185,16 @@ def _from_problem(
     return Diagnostic(Severity.ERROR, code, problem.message, scope_id, title, key, problem.node_name)
 
 
-def _collect_types(
-    doc: Document, inferred: onnx.ModelProto
-) -> dict[ScopeId, dict[str, onnx.TypeProto]]:
-    """Types from the inferred copy, mapped onto the document's scopes (same structure)."""
-    out: dict[ScopeId, dict[str, onnx.TypeProto]] = {}
-
-    def visit(scope_id: ScopeId, graph: onnx.GraphProto) -> None:
-        table = out.setdefault(scope_id, {})
-        for tensor in graph.initializer:
-            type_proto = onnx.TypeProto()
-            type_proto.tensor_type.elem_type = tensor.data_type
-            for dim in tensor.dims:
-                type_proto.tensor_type.shape.dim.add(dim_value=dim)
-            table[tensor.name] = type_proto
-        for group in (graph.input, graph.value_info, graph.output):
-            for vi in group:
-                if vi.HasField("type"):
-                    table[vi.name] = vi.type
-        try:
-            scope = doc.scope(scope_id)
-        except KeyError:
-            return
-        if len(scope.keys) != len(graph.node):
-            return
-        for key, node in zip(scope.keys, graph.node, strict=True):
-            for attr, index, subgraph in graph_attributes(node):
-                visit(scope_id.child(key, attr, index), subgraph)
-
-    visit(MAIN_SCOPE, inferred.graph)
-    return out
+def _graph_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
+    table: dict[str, onnx.TypeProto] = {}
+    for tensor in graph.initializer:
+        type_proto = onnx.TypeProto()
+        type_proto.tensor_type.elem_type = tensor.data_type
+        for dim in tensor.dims:
+            type_proto.tensor_type.shape.dim.add(dim_value=dim)
+        table[tensor.name] = type_proto
+    for group in (graph.input, graph.value_info, graph.output):
+        for vi in group:
+            if vi.HasField("type"):
+                table[vi.name] = vi.type
+    return table

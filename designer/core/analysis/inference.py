@@ -83,7 +83,9 @@ def run_checker(model: onnx.ModelProto) -> list[InferenceProblem]:
 
 
 def run_inference(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[InferenceProblem]]:
-    """Strict shape and type inference.
+    """Strict shape and type inference of a model that passed onnx's checker and the
+    structural checks (onnx's inference can crash the process on malformed nodes, e.g. a
+    TreeEnsemble without its input, so never call it on an unchecked model).
 
     Returns the model with inferred value_info and the problems onnx reported, one per node
     it named. When strict inference fails, a lenient pass still provides inferred types.
@@ -95,13 +97,17 @@ def run_inference(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[Inferen
         return inferred, []
     except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as exc:
         problems = list(_parse_inference_error(str(exc)))
+    return lenient_inference(model), problems
+
+
+def lenient_inference(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Best-effort types: inference that skips what it cannot infer (same precondition)."""
     try:
-        inferred = shape_inference.infer_shapes(
+        return shape_inference.infer_shapes(
             model, check_type=False, strict_mode=False, data_prop=True
         )
     except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
-        inferred = model
-    return inferred, problems
+        return model
 
 
 def _parse_inference_error(text: str) -> Iterator[InferenceProblem]:

@@ -4,7 +4,7 @@ references. O(nodes + edges) per scope with one schema look-up per distinct oper
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import onnx
 
@@ -27,6 +27,7 @@ class ScopeChecker:
         functions: set[tuple[str, str]],
         registry: SchemaRegistry,
         schema_cache: dict[tuple[str, str, int], OpSchemaInfo | None],
+        findings_cache: dict[tuple[object, ...], tuple[Finding, ...]] | None = None,
     ) -> None:
         self.scope = scope
         self.scope_name = scope_name
@@ -34,6 +35,7 @@ class ScopeChecker:
         self.functions = {(normalize_domain(d), n) for d, n in functions}
         self.registry = registry
         self.cache = schema_cache
+        self.findings = findings_cache if findings_cache is not None else {}
         self.out: list[Diagnostic] = []
 
     def _add(
@@ -127,97 +129,49 @@ class ScopeChecker:
         self._defined = defined
 
     def _check_operator(self, key: int, node: onnx.NodeProto) -> None:
+        signature = _signature(node)
+        findings = self.findings.get(signature)
+        if findings is None:
+            findings = self.findings[signature] = tuple(self._operator_findings(node))
+        for severity, code, message in findings:
+            self._add(severity, code, message, key, node)
+
+    def _operator_findings(self, node: onnx.NodeProto) -> Iterator[Finding]:
+        """Problems of the operator use itself: the same for every node of equal signature."""
         domain = normalize_domain(node.domain)
         if (domain, node.op_type) in self.functions:
             return  # a local function call; its body is checked as its own scope
         schema = self.schema(node)
         if schema is _UNSET:
-            self._add(
+            yield (
                 Severity.ERROR, "domain-not-imported",
                 f"operator domain '{node.domain}' is not in the model's opset imports",
-                key, node,
             )
             return
         if schema is None:
             if self.registry.has_domain(domain):
                 version = self.opsets[domain]
-                self._add(
+                yield (
                     Severity.ERROR, "unknown-operator",
                     f"unknown operator '{node.op_type}' in opset {version} of domain "
-                    f"'{domain or 'ai.onnx'}'", key, node,
+                    f"'{domain or 'ai.onnx'}'",
                 )
             else:
-                self._add(
+                yield (
                     Severity.WARNING, "custom-operator",
                     f"custom operator '{domain}::{node.op_type}' has no known schema; "
-                    "it cannot be checked", key, node,
+                    "it cannot be checked",
                 )
             return
         assert isinstance(schema, OpSchemaInfo)
         if schema.deprecated:
-            self._add(
+            yield (
                 Severity.ERROR, "deprecated-operator",
-                f"'{node.op_type}' was removed in opset {schema.since_version}", key, node,
+                f"'{node.op_type}' was removed in opset {schema.since_version}",
             )
             return
-        self._check_arity(key, node, schema)
-        self._check_attributes(key, node, schema)
-
-    def _check_arity(self, key: int, node: onnx.NodeProto, schema: OpSchemaInfo) -> None:
-        for kind, actual, low, high, param_at in (
-            ("input", list(node.input), schema.min_input, schema.max_input, schema.input_param),
-            ("output", list(node.output), schema.min_output, schema.max_output,
-             schema.output_param),
-        ):
-            if len(actual) > high:
-                self._add(
-                    Severity.ERROR, f"too-many-{kind}s",
-                    f"{node.op_type} takes at most {high} {kind}s, not {len(actual)}", key, node,
-                )
-            required = _required_positions(len(actual), low, param_at)
-            for index in required:
-                if index >= len(actual) or not actual[index]:
-                    param = param_at(index)
-                    label = f" ({param.name})" if param is not None else ""
-                    self._add(
-                        Severity.ERROR, f"missing-{kind}",
-                        f"required {kind} {index}{label} of {node.op_type} is not connected",
-                        key, node,
-                    )
-
-    def _check_attributes(self, key: int, node: onnx.NodeProto, schema: OpSchemaInfo) -> None:
-        seen = set()
-        for attr in node.attribute:
-            seen.add(attr.name)
-            info = schema.attribute(attr.name)
-            if info is None:
-                self._add(
-                    Severity.ERROR, "unknown-attribute",
-                    f"{node.op_type} has no attribute '{attr.name}'", key, node,
-                )
-            elif attr.ref_attr_name:
-                continue  # bound at the call site of a local function
-            elif attr.type != info.type:
-                actual = onnx.AttributeProto.AttributeType.Name(attr.type)
-                self._add(
-                    Severity.ERROR, "attribute-type",
-                    f"attribute '{attr.name}' must be {info.type_name}, not {actual}", key, node,
-                )
-            elif info.allowed_values and attr.type == onnx.AttributeProto.STRING:
-                value = attr.s.decode("utf-8", "replace")
-                if value not in info.allowed_values:
-                    choices = ", ".join(info.allowed_values)
-                    self._add(
-                        Severity.WARNING, "attribute-value",
-                        f"attribute '{attr.name}' is '{value}'; known values: {choices}",
-                        key, node,
-                    )
-        for info in schema.required_attributes:
-            if info.name not in seen:
-                self._add(
-                    Severity.ERROR, "missing-attribute",
-                    f"required attribute '{info.name}' of {node.op_type} is not set", key, node,
-                )
+        yield from _arity_findings(node, schema)
+        yield from _attribute_findings(node, schema)
 
     # --- graph outputs and initializers ---------------------------------------------------
     def _check_outputs_and_initializers(self) -> None:
@@ -241,9 +195,77 @@ class ScopeChecker:
                 )
 
 
-def _required_positions(
-    count: int, minimum: int, param_at: Callable[[int], object]
-) -> list[int]:
+Finding = tuple[Severity, str, str]
+
+
+def _signature(node: onnx.NodeProto) -> tuple[object, ...]:
+    """What the operator checks depend on: op, which terminals are filled, attribute names,
+    types and string values. Nodes with equal signatures get the same findings."""
+    attrs = tuple(
+        (a.name, a.type, a.s if a.type == onnx.AttributeProto.STRING else b"", a.ref_attr_name)
+        for a in node.attribute
+    )
+    return (
+        node.domain, node.op_type, tuple(not i for i in node.input),
+        tuple(not o for o in node.output), attrs,
+    )
+
+
+def _arity_findings(node: onnx.NodeProto, schema: OpSchemaInfo) -> Iterator[Finding]:
+    for kind, actual, low, high, param_at in (
+        ("input", list(node.input), schema.min_input, schema.max_input, schema.input_param),
+        ("output", list(node.output), schema.min_output, schema.max_output, schema.output_param),
+    ):
+        if len(actual) > high:
+            yield (
+                Severity.ERROR, f"too-many-{kind}s",
+                f"{node.op_type} takes at most {high} {kind}s, not {len(actual)}",
+            )
+        for index in _required_positions(low, param_at):
+            if index >= len(actual) or not actual[index]:
+                param = param_at(index)
+                label = f" ({param.name})" if param is not None else ""
+                yield (
+                    Severity.ERROR, f"missing-{kind}",
+                    f"required {kind} {index}{label} of {node.op_type} is not connected",
+                )
+
+
+def _attribute_findings(node: onnx.NodeProto, schema: OpSchemaInfo) -> Iterator[Finding]:
+    seen = set()
+    for attr in node.attribute:
+        seen.add(attr.name)
+        info = schema.attribute(attr.name)
+        if info is None:
+            yield (
+                Severity.ERROR, "unknown-attribute",
+                f"{node.op_type} has no attribute '{attr.name}'",
+            )
+        elif attr.ref_attr_name:
+            continue  # bound at the call site of a local function
+        elif attr.type != info.type:
+            actual = onnx.AttributeProto.AttributeType.Name(attr.type)
+            yield (
+                Severity.ERROR, "attribute-type",
+                f"attribute '{attr.name}' must be {info.type_name}, not {actual}",
+            )
+        elif info.allowed_values and attr.type == onnx.AttributeProto.STRING:
+            value = attr.s.decode("utf-8", "replace")
+            if value not in info.allowed_values:
+                yield (
+                    Severity.WARNING, "attribute-value",
+                    f"attribute '{attr.name}' is '{value}'; known values: "
+                    + ", ".join(info.allowed_values),
+                )
+    for info in schema.required_attributes:
+        if info.name not in seen:
+            yield (
+                Severity.ERROR, "missing-attribute",
+                f"required attribute '{info.name}' of {node.op_type} is not set",
+            )
+
+
+def _required_positions(minimum: int, param_at: Callable[[int], object]) -> list[int]:
     """Actual positions that must be non-empty: the first ``minimum`` ones that are not
     optional formal parameters."""
     required = []
