@@ -19,12 +19,12 @@ import onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from models import residual_model  # noqa: E402
+from models import residual_model
 
-from designer.core.analysis import check_document  # noqa: E402
-from designer.core.edits import SetAttribute  # noqa: E402
-from designer.core.io import open_document, write_model  # noqa: E402
-from designer.core.scope import MAIN_SCOPE  # noqa: E402
+from designer.core.analysis import check_document
+from designer.core.edits import SetAttribute
+from designer.core.io import open_document, write_model
+from designer.core.scope import MAIN_SCOPE
 
 
 def best_of(fn: Callable[[], object], repeat: int) -> float:
@@ -39,8 +39,10 @@ def best_of(fn: Callable[[], object], repeat: int) -> float:
 
 def row(label: str, ours: float, reference: float, ref_label: str) -> None:
     ratio = ours / reference if reference > 0 else float("inf")
-    print(f"  {label:<22} {ours * 1000:9.1f} ms   {ref_label:<22} {reference * 1000:9.1f} ms"
-          f"   ratio {ratio:5.2f}")
+    print(
+        f"  {label:<22} {ours * 1000:9.1f} ms   {ref_label:<22} {reference * 1000:9.1f} ms"
+        f"   ratio {ratio:5.2f}"
+    )
 
 
 def bench(size: int, folder: Path) -> None:
@@ -50,15 +52,26 @@ def bench(size: int, folder: Path) -> None:
     repeat = 5 if size <= 10_000 else 2
     print(f"{len(model.graph.node)} nodes, {path.stat().st_size / 2**20:.1f} MiB")
 
-    row("open_document", best_of(lambda: open_document(path), repeat),
-        best_of(lambda: onnx.load(path), repeat), "onnx.load")
+    row(
+        "open_document",
+        best_of(lambda: open_document(path), repeat),
+        best_of(lambda: onnx.load(path), repeat),
+        "onnx.load",
+    )
 
     doc = open_document(path)
-    row("check_document", best_of(lambda: check_document(doc), repeat),
-        best_of(lambda: onnx.checker.check_model(model), repeat), "onnx.checker")
-    row("check (full)", best_of(lambda: check_document(doc), 1),
+    row(
+        "check_document",
+        best_of(lambda: check_document(doc), repeat),
+        best_of(lambda: onnx.checker.check_model(model), repeat),
+        "onnx.checker",
+    )
+    row(
+        "check (full)",
+        best_of(lambda: check_document(doc), 1),
         best_of(lambda: onnx.checker.check_model(model, full_check=True), 1),
-        "onnx.checker full")
+        "onnx.checker full",
+    )
 
     scope = doc.scope(MAIN_SCOPE)
     key = scope.keys[len(scope.keys) // 2]
@@ -72,13 +85,21 @@ def bench(size: int, folder: Path) -> None:
         next(counter)
         check_document(doc)
 
-    row("edit + re-check", best_of(edit_and_recheck, repeat),
-        best_of(lambda: onnx.checker.check_model(model), repeat), "onnx.checker")
+    row(
+        "edit + re-check",
+        best_of(edit_and_recheck, repeat),
+        best_of(lambda: onnx.checker.check_model(model), repeat),
+        "onnx.checker",
+    )
 
     out = folder / f"out{size}.onnx"
     ref = folder / f"ref{size}.onnx"
-    row("write_model", best_of(lambda: write_model(doc.model, out, doc.base_dir), repeat),
-        best_of(lambda: onnx.save(model, ref), repeat), "onnx.save")
+    row(
+        "write_model",
+        best_of(lambda: write_model(doc.model, out, doc.base_dir), repeat),
+        best_of(lambda: onnx.save(model, ref), repeat),
+        "onnx.save",
+    )
 
 
 def main() -> None:

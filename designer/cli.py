@@ -71,8 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     check = sub.add_parser(
-        "check", help="type-check a model", description="Print the type checker's diagnostics "
-        "(errors and warnings; notes with --verbose). Exits 1 if there is any error."
+        "check",
+        help="type-check a model",
+        description="Print the type checker's diagnostics "
+        "(errors and warnings; notes with --verbose). Exits 1 if there is any error.",
     )
     check.add_argument("model", type=Path, help="the .onnx file")
     check.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -80,16 +82,20 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=_cmd_check)
 
     info = sub.add_parser(
-        "info", help="summarize a model", description="IR version, opsets, producer, node "
-        "counts per graph scope, initializers, functions, subgraphs, inputs and outputs."
+        "info",
+        help="summarize a model",
+        description="IR version, opsets, producer, node "
+        "counts per graph scope, initializers, functions, subgraphs, inputs and outputs.",
     )
     info.add_argument("model", type=Path, help="the .onnx file")
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
     info.set_defaults(handler=_cmd_info)
 
     resave = sub.add_parser(
-        "resave", help="open and save a model (the fidelity path)", description="Open IN as "
-        "a document and save it to OUT atomically; external data is copied beside OUT."
+        "resave",
+        help="open and save a model (the fidelity path)",
+        description="Open IN as "
+        "a document and save it to OUT atomically; external data is copied beside OUT.",
     )
     resave.add_argument("input", type=Path, help="the model to read")
     resave.add_argument("output", type=Path, help="where to write it")

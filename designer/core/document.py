@@ -96,7 +96,10 @@ class Document:
 
     @property
     def opset_imports(self) -> dict[str, int]:
-        return {op.domain if op.domain != "ai.onnx" else "": op.version for op in self.model.opset_import}
+        return {
+            op.domain if op.domain != "ai.onnx" else "": op.version
+            for op in self.model.opset_import
+        }
 
     # --- scopes --------------------------------------------------------------------------
     def scope(self, scope_id: ScopeId = MAIN_SCOPE) -> Scope:
@@ -166,13 +169,15 @@ class Document:
                 if node_key is None or step.node_key == node_key:
                     del self._scopes[sid]
 
-    def key_snapshot(self, scope_id: ScopeId, node_key: int | None = None) -> dict[ScopeId, list[int]]:
+    def key_snapshot(
+        self, scope_id: ScopeId, node_key: int | None = None
+    ) -> dict[ScopeId, list[int]]:
         """Copies of the key lists of every scope below ``scope_id`` (and one node)."""
         out = {}
         for sid, keys in self._keys.keys.items():
-            if len(sid.steps) > len(scope_id.steps) and sid.is_within(scope_id):
-                if node_key is None or sid.steps[len(scope_id.steps)].node_key == node_key:
-                    out[sid] = list(keys)
+            below = len(sid.steps) > len(scope_id.steps) and sid.is_within(scope_id)
+            if below and (node_key is None or sid.steps[len(scope_id.steps)].node_key == node_key):
+                out[sid] = list(keys)
         return out
 
     def restore_keys(self, snapshot: dict[ScopeId, list[int]]) -> None:

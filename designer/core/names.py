@@ -11,9 +11,40 @@ _INVALID_CHARS = re.compile(r"[^A-Za-z0-9_]")
 _SUFFIX = re.compile(r"(.*?)_(\d+)\Z")
 
 C90_KEYWORDS = frozenset(
-    "auto break case char const continue default do double else enum extern float for goto if "
-    "int long register return short signed sizeof static struct switch typedef union unsigned "
-    "void volatile while".split()
+    [
+        "auto",
+        "break",
+        "case",
+        "char",
+        "const",
+        "continue",
+        "default",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "extern",
+        "float",
+        "for",
+        "goto",
+        "if",
+        "int",
+        "long",
+        "register",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "typedef",
+        "union",
+        "unsigned",
+        "void",
+        "volatile",
+        "while",
+    ]
 )
 
 

@@ -52,9 +52,14 @@ class ModelSummary:
         lines += [f"  {count:>8}  {scope}" for scope, count in self.nodes_per_scope.items()]
         lines += [
             f"Initializers: {self.initializer_count} ({_bytes(self.initializer_bytes)}"
-            + (f", {self.external_initializer_count} external" if self.external_initializer_count else "")
+            + (
+                f", {self.external_initializer_count} external"
+                if self.external_initializer_count
+                else ""
+            )
             + ")",
-            f"Functions:    {len(self.functions)}" + (": " + ", ".join(self.functions) if self.functions else ""),
+            f"Functions:    {len(self.functions)}"
+            + (": " + ", ".join(self.functions) if self.functions else ""),
             f"Subgraphs:    {self.subgraph_count}",
             "Inputs:",
             *(f"  {v.name}: {v.type}" for v in self.inputs),
@@ -90,7 +95,9 @@ def type_text(type_proto: onnx.TypeProto) -> str:
         if not tensor.HasField("shape"):
             return f"{dtype}[?]" if kind == "tensor_type" else f"sparse {dtype}[?]"
         dims = [
-            str(d.dim_value) if d.HasField("dim_value") else (repr(d.dim_param) if d.dim_param else "?")
+            str(d.dim_value)
+            if d.HasField("dim_value")
+            else (repr(d.dim_param) if d.dim_param else "?")
             for d in tensor.shape.dim
         ]
         prefix = "sparse " if kind == "sparse_tensor_type" else ""

@@ -170,89 +170,127 @@ def codes(result: CheckResult) -> dict[str, str]:
 CASES: dict[str, tuple[onnx.ModelProto, str, str, Severity]] = {
     "dangling": (
         _graph_model([helper.make_node("Add", ["X", "nowhere"], ["Y"], name="add")]),
-        "dangling-input", "add", Severity.ERROR,
+        "dangling-input",
+        "add",
+        Severity.ERROR,
     ),
     "order": (
-        _graph_model([
-            helper.make_node("Relu", ["T"], ["Y"], name="late"),
-            helper.make_node("Relu", ["X"], ["T"], name="early"),
-        ]),
-        "not-topological", "late", Severity.ERROR,
+        _graph_model(
+            [
+                helper.make_node("Relu", ["T"], ["Y"], name="late"),
+                helper.make_node("Relu", ["X"], ["T"], name="early"),
+            ]
+        ),
+        "not-topological",
+        "late",
+        Severity.ERROR,
     ),
     "duplicate": (
-        _graph_model([
-            helper.make_node("Relu", ["X"], ["Y"], name="r1"),
-            helper.make_node("Relu", ["X"], ["Y"], name="r2"),
-        ]),
-        "duplicate-tensor", "r2", Severity.ERROR,
+        _graph_model(
+            [
+                helper.make_node("Relu", ["X"], ["Y"], name="r1"),
+                helper.make_node("Relu", ["X"], ["Y"], name="r2"),
+            ]
+        ),
+        "duplicate-tensor",
+        "r2",
+        Severity.ERROR,
     ),
     "unknown_op": (
         _graph_model([helper.make_node("Frobnicate", ["X"], ["Y"], name="f")]),
-        "unknown-operator", "f", Severity.ERROR,
+        "unknown-operator",
+        "f",
+        Severity.ERROR,
     ),
     "newer_than_opset": (
         _graph_model([helper.make_node("Gelu", ["X"], ["Y"], name="gelu")]),
-        "unknown-operator", "gelu", Severity.ERROR,
+        "unknown-operator",
+        "gelu",
+        Severity.ERROR,
     ),
     "domain": (
         _graph_model([helper.make_node("Relu", ["X"], ["Y"], name="r", domain="org.nowhere")]),
-        "domain-not-imported", "r", Severity.ERROR,
+        "domain-not-imported",
+        "r",
+        Severity.ERROR,
     ),
     "custom": (
         _graph_model(
             [helper.make_node("MyOp", ["X"], ["Y"], name="mine", domain="org.custom")],
             opsets={"": 17, "org.custom": 1},
         ),
-        "custom-operator", "mine", Severity.WARNING,
+        "custom-operator",
+        "mine",
+        Severity.WARNING,
     ),
     "missing_input": (
         _graph_model([helper.make_node("Add", ["X", ""], ["Y"], name="add")]),
-        "missing-input", "add", Severity.ERROR,
+        "missing-input",
+        "add",
+        Severity.ERROR,
     ),
     "too_many": (
         _graph_model([helper.make_node("Relu", ["X", "X"], ["Y"], name="r")]),
-        "too-many-inputs", "r", Severity.ERROR,
+        "too-many-inputs",
+        "r",
+        Severity.ERROR,
     ),
     "unknown_attr": (
         _graph_model([helper.make_node("Relu", ["X"], ["Y"], name="r", colour="red")]),
-        "unknown-attribute", "r", Severity.ERROR,
+        "unknown-attribute",
+        "r",
+        Severity.ERROR,
     ),
     "attr_type": (
         _graph_model([helper.make_node("Softmax", ["X"], ["Y"], name="s", axis=1.5)]),
-        "attribute-type", "s", Severity.ERROR,
+        "attribute-type",
+        "s",
+        Severity.ERROR,
     ),
     "missing_attr": (
         _graph_model(
             [helper.make_node("Cast", ["X"], ["Y"], name="c")],
         ),
-        "missing-attribute", "c", Severity.ERROR,
+        "missing-attribute",
+        "c",
+        Severity.ERROR,
     ),
     "unused_init": (
         _graph_model(
             [helper.make_node("Relu", ["X"], ["Y"], name="r")],
             initializers=[numpy_helper.from_array(np.zeros(3, np.float32), "spare")],
         ),
-        "unused-initializer", "", Severity.WARNING,
+        "unused-initializer",
+        "",
+        Severity.WARNING,
     ),
     "dangling_output": (
         _graph_model(
             [helper.make_node("Relu", ["X"], ["T"], name="r")],
         ),
-        "dangling-output", "", Severity.ERROR,
+        "dangling-output",
+        "",
+        Severity.ERROR,
     ),
     "duplicate_name": (
-        _graph_model([
-            helper.make_node("Relu", ["X"], ["T"], name="same"),
-            helper.make_node("Relu", ["T"], ["Y"], name="same"),
-        ]),
-        "duplicate-node-name", "same", Severity.WARNING,
+        _graph_model(
+            [
+                helper.make_node("Relu", ["X"], ["T"], name="same"),
+                helper.make_node("Relu", ["T"], ["Y"], name="same"),
+            ]
+        ),
+        "duplicate-node-name",
+        "same",
+        Severity.WARNING,
     ),
     "inference_conflict": (
         _graph_model(
             [helper.make_node("Relu", ["X"], ["Y"], name="relu")],
             outputs=[helper.make_tensor_value_info("Y", TensorProto.INT64, [2, 3])],
         ),
-        "shape-inference", "relu", Severity.ERROR,
+        "shape-inference",
+        "relu",
+        Severity.ERROR,
     ),
 }
 

@@ -60,9 +60,10 @@ class CheckResult:
     def _graph(self, scope: ScopeId) -> onnx.GraphProto | None:
         if self.inferred is None or scope.function is not None:
             return None  # onnx infers no types inside function bodies
-        graph = self.inferred.graph
+        graph: onnx.GraphProto | None = self.inferred.graph
         current = MAIN_SCOPE
         for step in scope.steps:
+            assert graph is not None
             keys = self.keys.get(current)
             if keys is None or step.node_key not in keys:
                 return None
@@ -119,7 +120,9 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
             opsets = {o.domain: o.version for o in fn.opset_import}
         else:
             opsets = model_opsets
-        diagnostics.extend(ScopeChecker(scope, title, opsets, functions, registry, cache, findings).run())
+        diagnostics.extend(
+            ScopeChecker(scope, title, opsets, functions, registry, cache, findings).run()
+        )
         for key, node in scope.nodes():
             if node.name:
                 by_name.setdefault(node.name, (scope.id, key, title))
@@ -137,9 +140,12 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
         if inferred is None:
             diagnostics.append(
                 Diagnostic(
-                    Severity.INFO, "inference-skipped",
+                    Severity.INFO,
+                    "inference-skipped",
                     "shapes and types are inferred again once the errors inside subgraphs or "
-                    "functions are fixed", MAIN_SCOPE, doc.model.graph.name or "main",
+                    "functions are fixed",
+                    MAIN_SCOPE,
+                    doc.model.graph.name or "main",
                 )
             )
     diagnostics.sort(key=lambda d: -d.severity)
@@ -152,8 +158,9 @@ def _infer_around_errors(
     """Lenient inference with the erroneous nodes left out, so values elsewhere keep their
     types while the user fixes them. onnx's inference may crash on a malformed node, so
     only nodes of the main graph are removed; with errors elsewhere nothing is inferred."""
-    if any(d.scope != MAIN_SCOPE or (d.node_key is None and d.code == "onnx-checker")
-           for d in errors):
+    if any(
+        d.scope != MAIN_SCOPE or (d.node_key is None and d.code == "onnx-checker") for d in errors
+    ):
         return None
     scope = doc.scope(MAIN_SCOPE)
     bad = sorted({scope.index_of(d.node_key) for d in errors if d.node_key is not None})
@@ -182,7 +189,9 @@ def _from_problem(
             Severity.ERROR, code, problem.message, MAIN_SCOPE, title, None, problem.node_name
         )
     scope_id, key, title = located
-    return Diagnostic(Severity.ERROR, code, problem.message, scope_id, title, key, problem.node_name)
+    return Diagnostic(
+        Severity.ERROR, code, problem.message, scope_id, title, key, problem.node_name
+    )
 
 
 def _graph_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:

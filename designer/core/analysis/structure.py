@@ -49,12 +49,18 @@ class ScopeChecker:
     ) -> None:
         self.out.append(
             Diagnostic(
-                severity, code, message, self.scope.id, self.scope_name, key,
-                node.name if node is not None else "", tensor,
+                severity,
+                code,
+                message,
+                self.scope.id,
+                self.scope_name,
+                key,
+                node.name if node is not None else "",
+                tensor,
             )
         )
 
-    def schema(self, node: onnx.NodeProto) -> OpSchemaInfo | None | object:
+    def schema(self, node: onnx.NodeProto) -> OpSchemaInfo | object | None:
         """The node's schema, None when unknown, or _UNSET when it cannot be looked up."""
         domain = normalize_domain(node.domain)
         version = self.opsets.get(domain)
@@ -77,20 +83,25 @@ class ScopeChecker:
         for key, node in self.scope.nodes():
             if node.name and counts[node.name] > 1:
                 self._add(
-                    Severity.WARNING, "duplicate-node-name",
-                    f"node name '{node.name}' is used by {counts[node.name]} nodes", key, node,
+                    Severity.WARNING,
+                    "duplicate-node-name",
+                    f"node name '{node.name}' is used by {counts[node.name]} nodes",
+                    key,
+                    node,
                 )
         unnamed = sum(1 for n in self.scope.proto.node if not n.name)
         invalid = [name for name in counts if not is_c90_identifier(name)]
         if unnamed:
             self._add(
-                Severity.INFO, "unnamed-nodes",
+                Severity.INFO,
+                "unnamed-nodes",
                 f"{unnamed} node(s) have no name; the designer shows generated names",
             )
         if invalid:
             example = ", ".join(f"'{n}'" for n in invalid[:3])
             self._add(
-                Severity.INFO, "non-identifier-names",
+                Severity.INFO,
+                "non-identifier-names",
                 f"{len(invalid)} node name(s) are not C identifiers (e.g. {example})",
             )
 
@@ -106,24 +117,35 @@ class ScopeChecker:
                     continue
                 if name in produced_later:
                     self._add(
-                        Severity.ERROR, "not-topological",
+                        Severity.ERROR,
+                        "not-topological",
                         f"input '{name}' is produced by a node that comes later; "
-                        "the graph is not in topological order", key, node, name,
+                        "the graph is not in topological order",
+                        key,
+                        node,
+                        name,
                     )
                 else:
                     self._add(
-                        Severity.ERROR, "dangling-input",
-                        f"input '{name}' is not produced by any node, graph input or "
-                        "initializer", key, node, name,
+                        Severity.ERROR,
+                        "dangling-input",
+                        f"input '{name}' is not produced by any node, graph input or initializer",
+                        key,
+                        node,
+                        name,
                     )
             for name in node.output:
                 if not name:
                     continue
                 if name in defined:
                     self._add(
-                        Severity.ERROR, "duplicate-tensor",
+                        Severity.ERROR,
+                        "duplicate-tensor",
                         f"tensor '{name}' is already defined; every tensor must have exactly "
-                        "one producer", key, node, name,
+                        "one producer",
+                        key,
+                        node,
+                        name,
                     )
                 defined.add(name)
         self._defined = defined
@@ -144,7 +166,8 @@ class ScopeChecker:
         schema = self.schema(node)
         if schema is _UNSET:
             yield (
-                Severity.ERROR, "domain-not-imported",
+                Severity.ERROR,
+                "domain-not-imported",
                 f"operator domain '{node.domain}' is not in the model's opset imports",
             )
             return
@@ -152,13 +175,15 @@ class ScopeChecker:
             if self.registry.has_domain(domain):
                 version = self.opsets[domain]
                 yield (
-                    Severity.ERROR, "unknown-operator",
+                    Severity.ERROR,
+                    "unknown-operator",
                     f"unknown operator '{node.op_type}' in opset {version} of domain "
                     f"'{domain or 'ai.onnx'}'",
                 )
             else:
                 yield (
-                    Severity.WARNING, "custom-operator",
+                    Severity.WARNING,
+                    "custom-operator",
                     f"custom operator '{domain}::{node.op_type}' has no known schema; "
                     "it cannot be checked",
                 )
@@ -166,7 +191,8 @@ class ScopeChecker:
         assert isinstance(schema, OpSchemaInfo)
         if schema.deprecated:
             yield (
-                Severity.ERROR, "deprecated-operator",
+                Severity.ERROR,
+                "deprecated-operator",
                 f"'{node.op_type}' was removed in opset {schema.since_version}",
             )
             return
@@ -179,8 +205,10 @@ class ScopeChecker:
         for name in self.scope.output_names():
             if name not in available:
                 self._add(
-                    Severity.ERROR, "dangling-output",
-                    f"graph output '{name}' is not produced by any node", tensor=name,
+                    Severity.ERROR,
+                    "dangling-output",
+                    f"graph output '{name}' is not produced by any node",
+                    tensor=name,
                 )
         initializers = self.scope.initializer_names()
         if not initializers:
@@ -190,8 +218,10 @@ class ScopeChecker:
         for name in initializers:
             if name not in used:
                 self._add(
-                    Severity.WARNING, "unused-initializer",
-                    f"initializer '{name}' is not used by any node", tensor=name,
+                    Severity.WARNING,
+                    "unused-initializer",
+                    f"initializer '{name}' is not used by any node",
+                    tensor=name,
                 )
 
 
@@ -206,8 +236,11 @@ def _signature(node: onnx.NodeProto) -> tuple[object, ...]:
         for a in node.attribute
     )
     return (
-        node.domain, node.op_type, tuple(not i for i in node.input),
-        tuple(not o for o in node.output), attrs,
+        node.domain,
+        node.op_type,
+        tuple(not i for i in node.input),
+        tuple(not o for o in node.output),
+        attrs,
     )
 
 
@@ -218,7 +251,8 @@ def _arity_findings(node: onnx.NodeProto, schema: OpSchemaInfo) -> Iterator[Find
     ):
         if len(actual) > high:
             yield (
-                Severity.ERROR, f"too-many-{kind}s",
+                Severity.ERROR,
+                f"too-many-{kind}s",
                 f"{node.op_type} takes at most {high} {kind}s, not {len(actual)}",
             )
         for index in _required_positions(low, param_at):
@@ -226,7 +260,8 @@ def _arity_findings(node: onnx.NodeProto, schema: OpSchemaInfo) -> Iterator[Find
                 param = param_at(index)
                 label = f" ({param.name})" if param is not None else ""
                 yield (
-                    Severity.ERROR, f"missing-{kind}",
+                    Severity.ERROR,
+                    f"missing-{kind}",
                     f"required {kind} {index}{label} of {node.op_type} is not connected",
                 )
 
@@ -238,7 +273,8 @@ def _attribute_findings(node: onnx.NodeProto, schema: OpSchemaInfo) -> Iterator[
         info = schema.attribute(attr.name)
         if info is None:
             yield (
-                Severity.ERROR, "unknown-attribute",
+                Severity.ERROR,
+                "unknown-attribute",
                 f"{node.op_type} has no attribute '{attr.name}'",
             )
         elif attr.ref_attr_name:
@@ -246,21 +282,24 @@ def _attribute_findings(node: onnx.NodeProto, schema: OpSchemaInfo) -> Iterator[
         elif attr.type != info.type:
             actual = onnx.AttributeProto.AttributeType.Name(attr.type)
             yield (
-                Severity.ERROR, "attribute-type",
+                Severity.ERROR,
+                "attribute-type",
                 f"attribute '{attr.name}' must be {info.type_name}, not {actual}",
             )
         elif info.allowed_values and attr.type == onnx.AttributeProto.STRING:
             value = attr.s.decode("utf-8", "replace")
             if value not in info.allowed_values:
                 yield (
-                    Severity.WARNING, "attribute-value",
+                    Severity.WARNING,
+                    "attribute-value",
                     f"attribute '{attr.name}' is '{value}'; known values: "
                     + ", ".join(info.allowed_values),
                 )
     for info in schema.required_attributes:
         if info.name not in seen:
             yield (
-                Severity.ERROR, "missing-attribute",
+                Severity.ERROR,
+                "missing-attribute",
                 f"required attribute '{info.name}' of {node.op_type} is not set",
             )
 
