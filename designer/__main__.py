@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import sys
 
-from designer.cli import build_parser, main
+from designer.cli import command_names, main
 
 
 def run(argv: list[str]) -> int:
-    commands = set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
-    if argv and (argv[0] in commands or argv[0].startswith("-")):
+    if argv and (argv[0] in command_names() or argv[0].startswith("-")):
         return main(argv)
     # The window arrives with the canvas work; until then, opening a model prints its summary.
     print("ONNX Designer: the model window is not built yet; model summary:", file=sys.stderr)

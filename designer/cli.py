@@ -1,65 +1,21 @@
 """The ``onnx-designer`` command line: headless operations over the core.
 
-Exit codes: 0 success, 1 findings or failure (message on stderr), 2 usage error.
+Subcommands live in :mod:`designer.commands`. Exit codes: 0 success, 1 findings or failure
+(one-line message on stderr), 2 usage error.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from designer import __version__
+from designer.commands import register_all
 from designer.core.errors import DesignerError
 
 Handler = Callable[[argparse.Namespace], int]
-
-
-def _cmd_check(args: argparse.Namespace) -> int:
-    from designer.core.analysis import Severity, check_document
-    from designer.core.io import open_document
-
-    doc = open_document(args.model)
-    result = check_document(doc)
-    if args.json:
-        payload = {
-            "model": str(args.model),
-            "errors": len(result.errors),
-            "diagnostics": [d.to_json() for d in result.diagnostics],
-        }
-        print(json.dumps(payload, indent=2))
-    else:
-        shown = [d for d in result.diagnostics if d.severity >= Severity.WARNING or args.verbose]
-        for diagnostic in shown:
-            print(diagnostic)
-        counts = {s: sum(1 for d in result.diagnostics if d.severity == s) for s in Severity}
-        print(
-            f"{args.model}: {counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} "
-            f"warning(s), {counts[Severity.INFO]} note(s)"
-        )
-    return 1 if result.has_errors else 0
-
-
-def _cmd_info(args: argparse.Namespace) -> int:
-    from designer.core.io import open_document
-    from designer.core.summary import summarize
-
-    summary = summarize(open_document(args.model))
-    print(json.dumps(summary.to_json(), indent=2) if args.json else summary.to_text())
-    return 0
-
-
-def _cmd_resave(args: argparse.Namespace) -> int:
-    from designer.core.io import open_document, write_model
-
-    doc = open_document(args.input)
-    report = write_model(doc.model, args.output, doc.base_dir)
-    extra = f" and {len(report.data_files)} data file(s)" if report.data_files else ""
-    print(f"saved {report.path}{extra}", file=sys.stderr)
-    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,43 +25,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    check = sub.add_parser(
-        "check",
-        help="type-check a model",
-        description="Print the type checker's diagnostics "
-        "(errors and warnings; notes with --verbose). Exits 1 if there is any error.",
-    )
-    check.add_argument("model", type=Path, help="the .onnx file")
-    check.add_argument("--json", action="store_true", help="print JSON instead of text")
-    check.add_argument("-v", "--verbose", action="store_true", help="also print notes")
-    check.set_defaults(handler=_cmd_check)
-
-    info = sub.add_parser(
-        "info",
-        help="summarize a model",
-        description="IR version, opsets, producer, node "
-        "counts per graph scope, initializers, functions, subgraphs, inputs and outputs.",
-    )
-    info.add_argument("model", type=Path, help="the .onnx file")
-    info.add_argument("--json", action="store_true", help="print JSON instead of text")
-    info.set_defaults(handler=_cmd_info)
-
-    resave = sub.add_parser(
-        "resave",
-        help="open and save a model (the fidelity path)",
-        description="Open IN as "
-        "a document and save it to OUT atomically; external data is copied beside OUT.",
-    )
-    resave.add_argument("input", type=Path, help="the model to read")
-    resave.add_argument("output", type=Path, help="where to write it")
-    resave.set_defaults(handler=_cmd_resave)
+    register_all(sub)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def command_names() -> set[str]:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:
         return handler(args)
