@@ -1,0 +1,19 @@
+"""Layered graph layout on plain records (ids, sizes, edges) → positions. Qt-free."""
+
+from designer.core.layout.layered import (
+    Cancelled,
+    LayoutEdge,
+    LayoutNode,
+    LayoutOptions,
+    LayoutResult,
+    layered_layout,
+)
+
+__all__ = [
+    "Cancelled",
+    "LayoutEdge",
+    "LayoutNode",
+    "LayoutOptions",
+    "LayoutResult",
+    "layered_layout",
+]
