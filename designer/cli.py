@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from designer import __version__
 from designer.commands import register_all
@@ -38,6 +39,11 @@ def command_names() -> set[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run a subcommand; with no subcommand (only model paths, or nothing) open the GUI."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in command_names() and not argv[0].startswith("-")):
+        if all(_looks_like_model(a) for a in argv):
+            return _open_gui(argv)
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:
@@ -57,6 +63,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def _looks_like_model(arg: str) -> bool:
+    """A GUI argument is a model path: an existing file, or a name ending in .onnx."""
+    return arg.lower().endswith(".onnx") or Path(arg).is_file()
+
+
+def _open_gui(paths: list[str]) -> int:
+    headless = not any(os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY"))
+    if sys.platform.startswith("linux") and headless and not os.environ.get("QT_QPA_PLATFORM"):
+        print(
+            "onnx-designer: error: no display to open the window on; run it in a desktop "
+            "session (or use a subcommand, see --help)",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        from designer.ui.main_window import run_app
+    except ImportError as exc:
+        print(f"onnx-designer: error: the GUI cannot start ({exc})", file=sys.stderr)
+        return 1
+    return run_app([Path(p) for p in paths])
 
 
 if __name__ == "__main__":

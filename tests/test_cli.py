@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -110,7 +111,22 @@ def test_bad_inputs_give_one_line_errors(tmp_path: Path) -> None:
     assert not missing_dir.parent.exists()
 
 
-def test_open_without_gui_prints_the_summary() -> None:
-    result = run(EXAMPLE, module="designer")
-    assert result.returncode == 0
-    assert "tiny_cnn" in result.stdout and "Nodes:        9" in result.stdout
+def test_model_argument_without_display_explains_instead_of_crashing() -> None:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "designer", str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env=env,
+    )
+    assert_one_line_error(result, "no display")
+
+
+def test_unknown_word_is_a_usage_error() -> None:
+    assert run("frobnicate", module="designer").returncode == 2

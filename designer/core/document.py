@@ -70,6 +70,8 @@ class Document:
         self._key_counter = itertools.count(1)
         self._keys = _KeyState()
         self._scopes: dict[ScopeId, Scope] = {}
+        self._io_keys: dict[tuple[ScopeId, str, str], int] = {}
+        self._io_entries: dict[int, tuple[ScopeId, str, str]] = {}
 
     # --- listeners -----------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -93,6 +95,20 @@ class Document:
 
     def new_key(self) -> int:
         return next(self._key_counter)
+
+    def io_key(self, scope_id: ScopeId, kind: str, name: str) -> int:
+        """A stable key for graph input/output ``name`` (``kind`` "input" or "output") so
+        the canvas can place it like a node; the same name always gets the same key."""
+        entry = (scope_id, kind, name)
+        key = self._io_keys.get(entry)
+        if key is None:
+            key = self._io_keys[entry] = self.new_key()
+            self._io_entries[key] = entry
+        return key
+
+    def io_entry(self, key: int) -> tuple[ScopeId, str, str] | None:
+        """(scope, kind, name) of a graph input/output key, or None for other keys."""
+        return self._io_entries.get(key)
 
     @property
     def opset_imports(self) -> dict[str, int]:

@@ -22,6 +22,10 @@ def walk_graph_names(proto: onnx.GraphProto | onnx.FunctionProto) -> Iterator[st
             yield t.name
         for s in proto.sparse_initializer:
             yield s.values.name
+        for ann in proto.quantization_annotation:
+            yield ann.tensor_name
+            for param in ann.quant_parameter_tensor_names:
+                yield param.value
     else:
         yield from proto.input
         yield from proto.output

@@ -58,7 +58,7 @@ class SetMetadataProp(Edit):
             raise EditError("a metadata property needs a key")
         self.key = key
         self.value = value
-        self._old: tuple[int, str] | None = None
+        self._old: tuple[int, onnx.StringStringEntryProto] | None = None
         self.label = f"Set metadata {key}"
 
     def apply(self, doc: Document) -> None:
@@ -66,7 +66,10 @@ class SetMetadataProp(Edit):
         index = next((i for i, p in enumerate(props) if p.key == self.key), -1)
         if index < 0 and self.value is None:
             raise EditError(f"no metadata property '{self.key}'")
-        self._old = (index, props[index].value) if index >= 0 else None
+        self._old = None
+        if index >= 0:  # a copy of the whole entry: an unset value differs from "" on disk
+            self._old = (index, onnx.StringStringEntryProto())
+            self._old[1].CopyFrom(props[index])
         if self.value is None:
             del props[index]
         elif index >= 0:
@@ -80,9 +83,9 @@ class SetMetadataProp(Edit):
         if self._old is None:
             props.pop()
         elif self.value is None:
-            props.insert(self._old[0], onnx.StringStringEntryProto(key=self.key, value=self._old[1]))
+            props.insert(self._old[0], self._old[1])
         else:
-            props[self._old[0]].value = self._old[1]
+            props[self._old[0]].CopyFrom(self._old[1])
         doc.notify(_EVENT)
 
 

@@ -74,8 +74,11 @@ class AddNode(Edit):
                 outputs.append(out)
         else:
             outputs = list(self.outputs)
-            for out in outputs:
-                if out and out in taken:
+            for i, out in enumerate(outputs):
+                if not out:
+                    continue
+                require_identifier(out, "tensor")
+                if out in taken or out in outputs[:i]:
                     raise EditError(f"tensor '{out}' already exists; an output needs a new name")
         node = onnx.NodeProto(
             name=name, op_type=self.op_type, domain=self.domain, input=self.inputs, output=outputs
@@ -207,7 +210,10 @@ class SetNodeOutput(_NodeListEdit):
 
     def _validate(self, doc: Document, node: onnx.NodeProto) -> None:
         current = node.output[self.slot] if self.slot < len(node.output) else ""
-        if self.name and self.name != current and self.name in names_in_use(doc, self.scope_id):
+        if not self.name or self.name == current:
+            return
+        require_identifier(self.name, "tensor")
+        if self.name in names_in_use(doc, self.scope_id):
             raise EditError(f"tensor '{self.name}' already exists; an output needs a new name")
 
 
@@ -222,6 +228,7 @@ class SetAttribute(Edit):
         self.attribute = attribute
         self._old: tuple[int, onnx.AttributeProto] | None = None
         self._subkeys: dict[ScopeId, list[int]] = {}
+        self._new_subkeys: dict[ScopeId, list[int]] = {}  # keys the new graphs had (redo)
         self.label = f"Set {attribute.name}"
 
     def apply(self, doc: Document) -> None:
@@ -247,8 +254,10 @@ class SetAttribute(Edit):
         if touches_graph:
             doc.invalidate_subscopes(self.scope_id, self.key)
             doc.restore_keys({sid: [] for sid in self._subkeys})  # fresh keys for new graphs
+            doc.restore_keys(self._new_subkeys)  # on redo, the keys they had the first time
 
     def revert(self, doc: Document) -> None:
+        self._new_subkeys = doc.key_snapshot(self.scope_id, self.key)
         node = doc.scope(self.scope_id).node(self.key)
         if self._old is None:
             node.attribute.pop()
@@ -285,10 +294,8 @@ class ClearAttribute(Edit):
 
     def apply(self, doc: Document) -> None:
         node = require_node(resolve_scope(doc, self.scope_id), self.key)
-        for i, attr in enumerate(node.attribute):
-            if attr.name == self.name:
-                break
-        else:
+        i = next((i for i, a in enumerate(node.attribute) if a.name == self.name), -1)
+        if i < 0:
             raise EditError(f"node '{node.name}' has no attribute '{self.name}'")
         self._subkeys = doc.key_snapshot(self.scope_id, self.key)
         old = onnx.AttributeProto()
@@ -314,7 +321,7 @@ class RenameNode(Edit):
         self.scope_id = scope_id
         self.key = key
         self.name = name
-        self._old = ""
+        self._old: str | None = None  # None: the node had no name field at all
         self.label = f"Rename node to {name}"
 
     def apply(self, doc: Document) -> None:
@@ -323,12 +330,16 @@ class RenameNode(Edit):
         require_identifier(self.name, "node")
         if self.name != node.name and self.name in scope.node_names():
             raise EditError(f"a node named '{self.name}' already exists in '{scope.name}'")
-        self._old = node.name
+        self._old = node.name if node.HasField("name") else None
         node.name = self.name
         doc.notify(_node_event(self.scope_id, self.key))
 
     def revert(self, doc: Document) -> None:
-        doc.scope(self.scope_id).node(self.key).name = self._old
+        node = doc.scope(self.scope_id).node(self.key)
+        if self._old is None:
+            node.ClearField("name")  # an unset name serializes differently from ""
+        else:
+            node.name = self._old
         doc.notify(_node_event(self.scope_id, self.key))
 
 

@@ -52,6 +52,9 @@ def _rename_in(proto: onnx.GraphProto | onnx.FunctionProto, old: str, new: str) 
         for ann in proto.quantization_annotation:
             if ann.tensor_name == old:
                 ann.tensor_name = new
+            for param in ann.quant_parameter_tensor_names:
+                if param.value == old:
+                    param.value = new
     else:
         swap(proto.input)
         swap(proto.output)
@@ -254,6 +257,7 @@ class AddInitializer(Edit):
         scope = doc.scope(self.scope_id)
         if not self.tensor.name:
             raise EditError("an initializer needs a name")
+        require_identifier(self.tensor.name, "initializer")
         if self.tensor.name in scope.defined_names() | scope.outer_names():
             raise EditError(f"a tensor named '{self.tensor.name}' already exists")
         graph.initializer.append(self.tensor)

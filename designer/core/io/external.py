@@ -15,28 +15,34 @@ from onnx import numpy_helper
 EXTERNAL = onnx.TensorProto.EXTERNAL
 
 
-def iter_graph_tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
-    """Every TensorProto in ``graph``: initializers, sparse parts, attribute values, subgraphs."""
+def iter_graph_tensors(
+    graph: onnx.GraphProto, *, sparse: bool = True
+) -> Iterator[onnx.TensorProto]:
+    """Every TensorProto in ``graph``: initializers, sparse parts (unless ``sparse`` is False),
+    attribute values, subgraphs."""
     yield from graph.initializer
-    for sparse in graph.sparse_initializer:
-        yield sparse.values
-        yield sparse.indices
-    yield from _iter_node_tensors(graph.node)
+    if sparse:
+        for part in graph.sparse_initializer:
+            yield part.values
+            yield part.indices
+    yield from _iter_node_tensors(graph.node, sparse=sparse)
 
 
-def _iter_node_tensors(nodes: Iterable[onnx.NodeProto]) -> Iterator[onnx.TensorProto]:
+def _iter_node_tensors(
+    nodes: Iterable[onnx.NodeProto], *, sparse: bool = True
+) -> Iterator[onnx.TensorProto]:
     for node in nodes:
         for attr in node.attribute:
             if attr.HasField("t"):
                 yield attr.t
             yield from attr.tensors
-            if attr.HasField("sparse_tensor"):
+            if sparse and attr.HasField("sparse_tensor"):
                 yield attr.sparse_tensor.values
                 yield attr.sparse_tensor.indices
             if attr.HasField("g"):
-                yield from iter_graph_tensors(attr.g)
+                yield from iter_graph_tensors(attr.g, sparse=sparse)
             for graph in attr.graphs:
-                yield from iter_graph_tensors(graph)
+                yield from iter_graph_tensors(graph, sparse=sparse)
 
 
 def iter_model_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
@@ -47,6 +53,15 @@ def iter_model_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
     for info in model.training_info:
         yield from iter_graph_tensors(info.initialization)
         yield from iter_graph_tensors(info.algorithm)
+
+
+def iter_loadable_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """The tensors whose external data ONNX's own loader (``onnx.load``, and so ONNX Runtime)
+    reads back: initializers and attribute tensors of the graph, its subgraphs and the local
+    functions. Parts of sparse tensors and training_info tensors are not among them."""
+    yield from iter_graph_tensors(model.graph, sparse=False)
+    for fn in model.functions:
+        yield from _iter_node_tensors(fn.node, sparse=False)
 
 
 @dataclass(frozen=True)
@@ -81,6 +96,8 @@ def external_problem(tensor: onnx.TensorProto, base_dir: Path) -> str | None:
         return str(exc)
     if not ref.location:
         return f"tensor '{tensor.name}' is external but names no file"
+    if ref.offset < 0 or (ref.length is not None and ref.length < 0):
+        return f"tensor '{tensor.name}': external offset/length must not be negative"
     loc = Path(ref.location)
     if loc.is_absolute() or ".." in loc.parts:
         return f"tensor '{tensor.name}': external file '{ref.location}' is outside the model folder"
@@ -131,7 +148,11 @@ _PACKED_TYPES = {
     onnx.TensorProto.STRING,
     onnx.TensorProto.INT4,
     onnx.TensorProto.UINT4,
-    *(getattr(onnx.TensorProto, n) for n in ("FLOAT4E2M1", "INT2", "UINT2") if hasattr(onnx.TensorProto, n)),
+    *(
+        getattr(onnx.TensorProto, n)
+        for n in ("FLOAT4E2M1", "INT2", "UINT2")
+        if hasattr(onnx.TensorProto, n)
+    ),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import onnx
@@ -14,11 +15,12 @@ from designer.core.io.external import external_problem, is_external, iter_model_
 PROTOBUF_LIMIT = 2**31 - 1
 
 
-def read_model(path: Path | str) -> onnx.ModelProto:
+def read_model(path: Path | str, base_dir: Path | None = None) -> onnx.ModelProto:
     """Parse the model file at ``path`` without loading external data.
 
     External tensors stay references (read later, on demand); each one is checked to exist
-    and to be long enough. Raises ModelLoadError with a one-line message naming the file.
+    and to be long enough, relative to ``base_dir`` (default: the model's folder).
+    Raises ModelLoadError with a one-line message naming the file.
     Cost: one read of the file and one protobuf parse; the external-data check is skipped
     entirely when the file has no external references.
     """
@@ -26,7 +28,10 @@ def read_model(path: Path | str) -> onnx.ModelProto:
     try:
         if path.is_dir():
             raise ModelLoadError(f"{path}: is a folder, not a model file")
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
+            raise ModelLoadError(f"{path}: not a regular file (a device, pipe or socket)")
+        size = info.st_size
         if size > PROTOBUF_LIMIT:
             raise ModelLoadError(
                 f"{path}: {size / 2**30:.1f} GiB is over protobuf's 2 GiB limit; a model this "
@@ -50,7 +55,7 @@ def read_model(path: Path | str) -> onnx.ModelProto:
         ) from None
     _require_model(model, path)
     if b"location" in data:  # only then can a tensor name an external file
-        _check_external(model, path)
+        _check_external(model, path, base_dir or path.parent)
     return model
 
 
@@ -63,16 +68,22 @@ def _require_model(model: onnx.ModelProto, path: Path) -> None:
         )
 
 
-def _check_external(model: onnx.ModelProto, path: Path) -> None:
+def _check_external(model: onnx.ModelProto, path: Path, base_dir: Path) -> None:
     for tensor in iter_model_tensors(model):
         if is_external(tensor):
-            problem = external_problem(tensor, path.parent)
+            problem = external_problem(tensor, base_dir)
             if problem is not None:
                 raise ModelLoadError(f"{path}: {problem}")
 
 
-def open_document(path: Path | str) -> Document:
-    """Open ``path`` as a new Document (see :func:`read_model` for errors and costs)."""
+def open_document(path: Path | str, base_dir: Path | None = None) -> Document:
+    """Open ``path`` as a new Document (see :func:`read_model` for errors and costs).
+
+    ``base_dir`` is where external data lives when not beside the model (crash recovery).
+    """
     path = Path(path)
-    model = read_model(path)
-    return Document(model, path.resolve())
+    model = read_model(path, base_dir)
+    doc = Document(model, path.resolve())
+    if base_dir is not None:
+        doc.base_dir = base_dir
+    return doc

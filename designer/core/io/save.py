@@ -21,6 +21,7 @@ from designer.core.io.external import (
     ExternalRef,
     copy_range_sparse,
     is_external,
+    iter_loadable_tensors,
     iter_model_tensors,
 )
 
@@ -30,6 +31,15 @@ AUTO_EXTERNAL_LIMIT = 2**31 - 64 * 2**20
 #: Tensors smaller than this stay inside the model file when weights go external.
 MIN_EXTERNAL_BYTES = 1024
 _ALIGN = 4096
+_DATA_FIELDS = (
+    "raw_data",
+    "float_data",
+    "int32_data",
+    "string_data",
+    "int64_data",
+    "double_data",
+    "uint64_data",
+)
 
 
 @dataclass
@@ -45,6 +55,7 @@ class _Pending:
 
     renames: list[tuple[Path, Path]] = field(default_factory=list)
     rollback: list[tuple[onnx.TensorProto, onnx.TensorProto]] = field(default_factory=list)
+    created: list[Path] = field(default_factory=list)  # targets that did not exist before
 
     def temp_for(self, target: Path) -> tuple[int, Path]:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -52,10 +63,22 @@ class _Pending:
         self.renames.append((Path(tmp), target))
         return fd, Path(tmp)
 
+    def commit(self) -> None:
+        """Rename every temporary file over its target (the model file comes last)."""
+        for tmp, target in self.renames:
+            existed = os.path.lexists(target)
+            os.replace(tmp, target)
+            if not existed:
+                self.created.append(target)
+
     def discard(self) -> None:
+        """Remove temporary files and files this save created, and roll tensors back."""
         for tmp, _target in self.renames:
             with contextlib.suppress(OSError):
                 tmp.unlink()
+        for target in self.created:
+            with contextlib.suppress(OSError):
+                target.unlink()
         for tensor, original in reversed(self.rollback):
             tensor.CopyFrom(original)
 
@@ -82,10 +105,12 @@ def write_model(
         raise ModelSaveError(f"{path}: the folder {dst_dir} does not exist")
     if path.is_dir():
         raise ModelSaveError(f"{path}: is a folder; choose a file name")
+    if path.exists() and not path.is_file():  # renaming over it would replace a device node
+        raise ModelSaveError(f"{path}: not a regular file (a device, pipe or socket)")
     report = SaveReport(path)
     pending = _Pending()
     try:
-        _copy_external_files(model, source_dir, dst_dir, pending, report)
+        _copy_external_files(model, path, source_dir, pending, report)
         if model.ByteSize() > limit:
             _externalize(model, path, pending, report)
         try:
@@ -98,8 +123,7 @@ def write_model(
             f.flush()
             os.fsync(f.fileno())
         _keep_mode(path, tmp)
-        for tmp_path, target in pending.renames:
-            os.replace(tmp_path, target)
+        pending.commit()
     except ModelSaveError:
         pending.discard()
         raise
@@ -126,11 +150,12 @@ def _keep_mode(path: Path, tmp: Path) -> None:
 
 def _copy_external_files(
     model: onnx.ModelProto,
+    path: Path,
     source_dir: Path | None,
-    dst_dir: Path,
     pending: _Pending,
     report: SaveReport,
 ) -> None:
+    dst_dir = path.parent
     by_location: dict[str, list[ExternalRef]] = {}
     for tensor in iter_model_tensors(model):
         if is_external(tensor):
@@ -139,7 +164,9 @@ def _copy_external_files(
     if not by_location:
         return
     if source_dir is None:
-        raise ModelSaveError("external tensors have no source folder to be copied from")
+        raise ModelSaveError(
+            f"{path}: the model's external tensors have no source folder to be copied from"
+        )
     if source_dir.exists() and dst_dir.resolve() == source_dir.resolve():
         return  # same folder: the data files already are where the references point
     for location, refs in by_location.items():
@@ -163,7 +190,7 @@ def _externalize(model: onnx.ModelProto, path: Path, pending: _Pending, report: 
     target = path.parent / location
     fd, _tmp = pending.temp_for(target)
     with os.fdopen(fd, "wb") as f:
-        for tensor in iter_model_tensors(model):
+        for tensor in iter_loadable_tensors(model):  # what onnx.load can read back
             if is_external(tensor) or tensor.data_type == onnx.TensorProto.STRING:
                 continue
             if tensor.ByteSize() < MIN_EXTERNAL_BYTES:
@@ -171,19 +198,22 @@ def _externalize(model: onnx.ModelProto, path: Path, pending: _Pending, report: 
             original = onnx.TensorProto()
             original.CopyFrom(tensor)
             pending.rollback.append((tensor, original))
-            raw = tensor.raw_data if tensor.HasField("raw_data") else None
-            if raw is None:
-                raw = numpy_helper.to_array(tensor).tobytes()
+            if tensor.HasField("raw_data"):
+                raw = tensor.raw_data
+            else:  # typed fields: from_array packs 4-bit and 2-bit types as raw_data must be
+                raw = numpy_helper.from_array(numpy_helper.to_array(tensor)).raw_data
             offset = -(-f.seek(0, os.SEEK_END) // _ALIGN) * _ALIGN
             f.seek(offset)
             f.write(raw)
-            dims = list(tensor.dims)
-            name, data_type, doc = tensor.name, tensor.data_type, tensor.doc_string
-            tensor.Clear()
-            tensor.name, tensor.data_type, tensor.doc_string = name, data_type, doc
-            tensor.dims.extend(dims)
+            for data_field in _DATA_FIELDS:  # name, dims, doc string, metadata stay
+                tensor.ClearField(data_field)
+            tensor.ClearField("external_data")
             tensor.data_location = onnx.TensorProto.EXTERNAL
-            for key, value in (("location", location), ("offset", str(offset)), ("length", str(len(raw)))):
+            for key, value in (
+                ("location", location),
+                ("offset", str(offset)),
+                ("length", str(len(raw))),
+            ):
                 tensor.external_data.add(key=key, value=value)
             report.externalized += 1
         f.flush()

@@ -1,0 +1,131 @@
+"""The companion layout file: node positions saved next to the model.
+
+File: ``<model file name>.designer.json`` beside the model (``resnet.onnx`` →
+``resnet.onnx.designer.json``). Format (JSON, UTF-8)::
+
+    {"format": "onnx-designer-layout", "version": 1,
+     "scopes": {"main": {"conv1": [x, y], "#7": [x, y], ...},
+                "main/If_0/then_branch": {...},
+                "function/local.fn/ScaledAdd/": {...}}}
+
+Nodes are keyed by name; a node without a name is keyed ``#<index>`` (its position in the
+node list). Scopes are keyed by the path of node names and attribute names that leads to
+them. Positions of nodes the model no longer has are dropped on load; nodes without a saved
+position are laid out. Writing is atomic (temp file + rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from designer.core.document import Document, Position
+from designer.core.errors import DesignerError
+from designer.core.scope import Scope, ScopeId
+
+FORMAT = "onnx-designer-layout"
+VERSION = 1
+
+
+class LayoutFileError(DesignerError):
+    """The companion file exists but cannot be read; the model opens with a fresh layout."""
+
+
+def companion_path(model_path: Path) -> Path:
+    return model_path.with_name(model_path.name + ".designer.json")
+
+
+def _node_label(scope: Scope, key: int) -> str:
+    node = scope.node(key)
+    return node.name or f"#{scope.index_of(key)}"
+
+
+def scope_label(doc: Document, scope_id: ScopeId) -> str:
+    """A path of names for ``scope_id`` that survives reopening (unnamed nodes on the way
+    are named by their index)."""
+    parts = ["function/" + "/".join(scope_id.function) if scope_id.function else "main"]
+    current = ScopeId(scope_id.function)
+    for step in scope_id.steps:
+        scope = doc.scope(current)
+        parts.append(_node_label(scope, step.node_key))
+        parts.append(step.attribute if step.index < 0 else f"{step.attribute}[{step.index}]")
+        current = current.child(step.node_key, step.attribute, step.index)
+    return "/".join(parts)
+
+
+def positions_to_json(doc: Document) -> dict[str, object]:
+    scopes: dict[str, dict[str, list[float]]] = {}
+    for scope_id, table in doc.positions.items():
+        try:
+            scope = doc.scope(scope_id)
+            label = scope_label(doc, scope_id)
+        except KeyError:
+            continue
+        if not table:
+            continue
+        entries = {}
+        for key, (x, y) in table.items():
+            if scope.has_node(key):
+                entries[_node_label(scope, key)] = [round(x, 2), round(y, 2)]
+        scopes[label] = entries
+    return {"format": FORMAT, "version": VERSION, "scopes": scopes}
+
+
+def save_positions(doc: Document, model_path: Path) -> Path:
+    """Write ``doc``'s positions beside ``model_path`` atomically; returns the file path."""
+    path = companion_path(model_path)
+    data = json.dumps(positions_to_json(doc), indent=1, sort_keys=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_positions(doc: Document, model_path: Path) -> int:
+    """Read saved positions into ``doc.positions`` (not an edit: this is opening state).
+
+    Returns how many nodes got a position; 0 when there is no companion file. Raises
+    LayoutFileError when the file exists but is unreadable or malformed.
+    """
+    path = companion_path(model_path)
+    if not path.exists():
+        return 0
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError("not an onnx-designer layout file")
+        scopes = data["scopes"]
+        if not isinstance(scopes, dict):
+            raise ValueError("'scopes' is not an object")
+    except (OSError, ValueError, KeyError) as exc:
+        raise LayoutFileError(f"{path}: layout file ignored ({exc})") from None
+    by_label = {scope_label(doc, s.id): s for s in doc.scopes()}
+    restored = 0
+    for label, entries in scopes.items():
+        scope = by_label.get(label)
+        if scope is None or not isinstance(entries, dict):
+            continue
+        keys_by_label = {_node_label(scope, key): key for key in scope.keys}
+        table: dict[int, Position] = doc.positions.setdefault(scope.id, {})
+        for name, value in entries.items():
+            key = keys_by_label.get(name)
+            if key is None or not _is_point(value):
+                continue
+            table[key] = (float(value[0]), float(value[1]))
+            restored += 1
+    return restored
+
+
+def _is_point(value: object) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    )

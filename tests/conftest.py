@@ -1,0 +1,10 @@
+"""Shared test set-up: makes ``tests/helpers`` importable as ``helpers``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_TESTS_DIR = str(Path(__file__).resolve().parent)
+if _TESTS_DIR not in sys.path:
+    sys.path.insert(0, _TESTS_DIR)
