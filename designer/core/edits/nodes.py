@@ -344,7 +344,8 @@ class RenameNode(Edit):
 
 
 class MoveNodes(Edit):
-    """Set canvas positions of nodes. Positions are document state, not part of the model."""
+    """Set canvas positions of nodes (and of graph input/output keys from
+    ``Document.io_key``). Positions are document state, not part of the model."""
 
     def __init__(self, scope_id: ScopeId, positions: Mapping[int, Position]) -> None:
         self.scope_id = scope_id
@@ -355,7 +356,9 @@ class MoveNodes(Edit):
     def apply(self, doc: Document) -> None:
         scope = resolve_scope(doc, self.scope_id)
         for key in self.new:
-            require_node(scope, key)
+            entry = doc.io_entry(key)
+            if entry is None or entry[0] != self.scope_id:  # graph inputs/outputs move too
+                require_node(scope, key)
         table = doc.positions.setdefault(self.scope_id, {})
         self._old = {k: table.get(k) for k in self.new}
         table.update(self.new)

@@ -9,7 +9,8 @@ File: ``<model file name>.designer.json`` beside the model (``resnet.onnx`` →
                 "function/local.fn/ScaledAdd/": {...}}}
 
 Nodes are keyed by name; a node without a name is keyed ``#<index>`` (its position in the
-node list). Scopes are keyed by the path of node names and attribute names that leads to
+node list); graph inputs and outputs (drawn as nodes) are ``input:NAME`` /
+``output:NAME``. Scopes are keyed by the path of node and attribute names that leads to
 them. Positions of nodes the model no longer has are dropped on load; nodes without a saved
 position are laid out. Writing is atomic (temp file + rename).
 """
@@ -67,8 +68,11 @@ def positions_to_json(doc: Document) -> dict[str, object]:
             continue
         entries = {}
         for key, (x, y) in table.items():
+            io = doc.io_entry(key)
             if scope.has_node(key):
                 entries[_node_label(scope, key)] = [round(x, 2), round(y, 2)]
+            elif io is not None and io[0] == scope_id:
+                entries[f"{io[1]}:{io[2]}"] = [round(x, 2), round(y, 2)]
         scopes[label] = entries
     return {"format": FORMAT, "version": VERSION, "scopes": scopes}
 
@@ -113,6 +117,9 @@ def load_positions(doc: Document, model_path: Path) -> int:
         if scope is None or not isinstance(entries, dict):
             continue
         keys_by_label = {_node_label(scope, key): key for key in scope.keys}
+        for kind, names in (("input", scope.input_names()), ("output", scope.output_names())):
+            for name in names:
+                keys_by_label[f"{kind}:{name}"] = doc.io_key(scope.id, kind, name)
         table: dict[int, Position] = doc.positions.setdefault(scope.id, {})
         for name, value in entries.items():
             key = keys_by_label.get(name)
