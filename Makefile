@@ -32,7 +32,10 @@ lint: $(DEVSTAMP)
 	$(VENV)/bin/mypy
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[bench]"
 	$(PY) bench/bench_core.py
+	$(PY) bench/bench_layout.py
+	$(PY) bench/bench_transforms.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

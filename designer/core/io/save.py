@@ -130,10 +130,14 @@ def write_model(
     except PermissionError as exc:
         pending.discard()
         where = exc.filename or dst_dir
+        where = dst_dir if str(where).endswith(".tmp") else where  # name the folder, not a temp
         raise ModelSaveError(f"{path}: permission denied writing {where}") from None
     except OSError as exc:
         pending.discard()
         raise ModelSaveError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    except BaseException:  # Ctrl-C, a cancelled worker: leave no temporary files behind
+        pending.discard()
+        raise
     return report
 
 

@@ -1,0 +1,285 @@
+"""Sanitize Graph (M-2): constant folding, then removal of unused nodes, initializers and
+value_info, in every scope (main graph, subgraphs, local functions), repeated for a number
+of passes or until nothing changes.
+
+Folded values become initializers of their scope (Constant nodes in function bodies) under
+the same names, so graph outputs and every reader stay as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import onnx
+from onnx import helper, numpy_helper
+
+from designer.core.io.external import is_external
+from designer.core.transforms.fold import (
+    Const,
+    ConstantEvaluator,
+    FoldResult,
+    fold_constants,
+    fold_shapes,
+)
+from designer.core.transforms.graphs import (
+    Container,
+    copy_message,
+    graph_output_names,
+    node_uses,
+    subgraphs,
+    tensor_nbytes,
+)
+from designer.core.transforms.log import (
+    Cancel,
+    Monitor,
+    Progress,
+    TransformError,
+    TransformLog,
+    never,
+    silent,
+)
+from designer.core.transforms.toposort import toposort_graph
+from designer.core.transforms.typeinfo import TypeMap, infer_scope_types
+
+
+@dataclass(frozen=True)
+class SanitizeOptions:
+    """``fold_size_threshold``: folded results larger than this many bytes are not folded
+    (None: no limit); ``passes``: folding passes (None: until nothing changes, at most
+    ``max_auto_passes``; 0: only remove unused parts)."""
+
+    fold_constants: bool = True
+    fold_size_threshold: int | None = None
+    passes: int | None = None
+    fold_shapes: bool = True
+    remove_unused: bool = True
+    max_auto_passes: int = 32
+
+
+@dataclass
+class SanitizeResult:
+    model: onnx.ModelProto
+    log: TransformLog
+
+
+def model_size(model: onnx.ModelProto) -> int:
+    """Bytes of the serialized model plus its external data (no weight is read)."""
+    from designer.core.io.external import iter_model_tensors
+
+    external = sum(tensor_nbytes(t) for t in iter_model_tensors(model) if is_external(t))
+    return model.ByteSize() + external
+
+
+def count_nodes(model: onnx.ModelProto) -> int:
+    """Nodes of every scope (subgraphs and functions included)."""
+
+    def scope(proto: Container) -> int:
+        return sum(1 + sum(scope(g) for g in subgraphs(n)) for n in proto.node)
+
+    return scope(model.graph) + sum(scope(f) for f in model.functions)
+
+
+class _Pass:
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        base_dir: Path | None,
+        options: SanitizeOptions,
+        evaluator: ConstantEvaluator | None,
+        log: TransformLog,
+        monitor: Monitor,
+        fold: bool,
+    ) -> None:
+        self.model = model
+        self.base_dir = base_dir
+        self.options = options
+        self.evaluator = evaluator
+        self.log = log
+        self.monitor = monitor
+        self.fold = fold
+        self.changed = False
+
+    def scope(
+        self, proto: Container, outer_types: TypeMap, outer_consts: Mapping[str, Const]
+    ) -> None:
+        self.monitor.check()
+        if toposort_graph(proto):
+            self.log.count("scopes_sorted")
+            self.changed = True
+        types = infer_scope_types(proto, outer_types, self.model) if self.fold else {}
+        consts = dict(outer_consts)
+        if isinstance(proto, onnx.GraphProto):
+            inputs = {v.name for v in proto.input}
+            for t in proto.initializer:
+                if t.name not in inputs:
+                    consts[t.name] = Const(tensor=t, base_dir=self.base_dir)
+        if self.fold:
+            self._fold(proto, types, consts)
+        full = {**outer_types, **types}
+        for node in proto.node:
+            for graph in subgraphs(node):
+                self.scope(graph, full, consts)
+        if self.options.remove_unused:
+            self._remove_unused(proto)
+
+    def _fold(self, proto: Container, types: TypeMap, consts: dict[str, Const]) -> None:
+        nodes = list(proto.node)
+        result = FoldResult()
+        if self.options.fold_shapes:
+            fold_shapes(nodes, types, consts, result)
+        if self.options.fold_constants and self.evaluator is not None:
+            fold_constants(
+                proto,
+                nodes,
+                types,
+                consts,
+                self.model,
+                self.evaluator,
+                self.options.fold_size_threshold,
+                result,
+                self.monitor.check,
+            )
+        for line in result.failures:
+            self.log.warn(line)
+        self.log.count("not_folded_too_large", result.too_large)
+        if not result.removed:
+            return
+        self.changed = True
+        for op, n in result.folded.items():
+            self.log.count(f"folded.{op}", n)
+        kept = [n for i, n in enumerate(nodes) if i not in result.removed]
+        used: set[str] = set(graph_output_names(proto))
+        for node in kept:
+            used |= node_uses(node)
+        new_values = [(k, v) for k, v in result.values.items() if k in used]
+        del proto.node[:]
+        if isinstance(proto, onnx.FunctionProto):
+            for name, value in new_values:
+                tensor = numpy_helper.from_array(value, name)
+                proto.node.append(
+                    helper.make_node("Constant", [], [name], name=f"{name}_folded", value=tensor)
+                )
+        else:
+            proto.initializer.extend(numpy_helper.from_array(v, k) for k, v in new_values)
+        proto.node.extend(kept)
+
+    def _remove_unused(self, proto: Container) -> None:
+        outputs = set(graph_output_names(proto))
+        used = set(outputs)
+        keep: list[onnx.NodeProto] = []
+        removed = 0
+        for node in reversed(list(proto.node)):
+            if any(o in used for o in node.output if o):
+                keep.append(node)
+                used |= node_uses(node)
+            else:
+                removed += 1
+        if removed:
+            self.changed = True
+            self.log.count("removed_nodes", removed)
+            del proto.node[:]
+            proto.node.extend(reversed(keep))
+        if isinstance(proto, onnx.GraphProto):
+            inputs = {v.name for v in proto.input}
+            inits = [t for t in proto.initializer if t.name in used or t.name in inputs]
+            if len(inits) != len(proto.initializer):
+                self.changed = True
+                self.log.count("removed_initializers", len(proto.initializer) - len(inits))
+                inits = [copy_message(t) for t in inits]
+                del proto.initializer[:]
+                proto.initializer.extend(inits)
+        defined = {o for n in proto.node for o in n.output if o}
+        if isinstance(proto, onnx.GraphProto):
+            defined |= {t.name for t in proto.initializer} | {v.name for v in proto.input}
+        else:
+            defined |= set(proto.input)
+        infos = [vi for vi in proto.value_info if vi.name in defined and vi.name not in outputs]
+        if len(infos) != len(proto.value_info):
+            self.log.count("removed_value_info", len(proto.value_info) - len(infos))
+            infos = [copy_message(v) for v in infos]
+            del proto.value_info[:]
+            proto.value_info.extend(infos)
+
+
+def sanitize(
+    model: onnx.ModelProto,
+    options: SanitizeOptions | None = None,
+    base_dir: Path | None = None,
+    evaluator: ConstantEvaluator | None = None,
+    *,
+    cancel: Cancel = never,
+    progress: Progress = silent,
+) -> SanitizeResult:
+    """A sanitized copy of ``model``; ``evaluator`` evaluates constant subgraphs (without one
+    only shape computations fold). Cost per pass: one shape inference and one evaluator call
+    per scope, plus the folded values in memory; the input is copied once."""
+    options = options or SanitizeOptions()
+    if options.passes is not None and options.passes < 0:
+        raise TransformError("the number of folding passes cannot be negative")
+    if options.fold_size_threshold is not None and options.fold_size_threshold < 0:
+        raise TransformError("the fold size threshold cannot be negative")
+    monitor = Monitor(cancel, progress, "Sanitize")
+    log = TransformLog("Sanitize Graph")
+    new = copy_message(model)
+    nodes_before, size_before = count_nodes(model), model_size(model)
+    limit = options.passes if options.passes is not None else options.max_auto_passes
+    passes = 0
+    while True:
+        fold = options.fold_constants or options.fold_shapes
+        fold = fold and passes < limit
+        step = _Pass(new, base_dir, options, evaluator, log, monitor, fold)
+        monitor.step(min(passes / max(limit, 1), 0.95), f"pass {passes + 1}")
+        step.scope(new.graph, {}, {})
+        for fn in new.functions:
+            step.scope(fn, {}, {})
+        if fold:
+            passes += 1
+        if not step.changed or not fold:
+            break
+    _summarize(log, new, passes, nodes_before, size_before, options, evaluator is not None)
+    monitor.step(1.0, "done")
+    return SanitizeResult(new, log)
+
+
+def _summarize(
+    log: TransformLog,
+    model: onnx.ModelProto,
+    passes: int,
+    nodes_before: int,
+    size_before: int,
+    options: SanitizeOptions,
+    evaluated: bool,
+) -> None:
+    folded = log.counts_with("folded")
+    nodes_after, size_after = count_nodes(model), model_size(model)
+    log.counts.update(
+        passes=passes,
+        nodes_before=nodes_before,
+        nodes_after=nodes_after,
+        size_before=size_before,
+        size_after=size_after,
+    )
+    mode = "until no change" if options.passes is None else f"at most {options.passes}"
+    log.info(f"{passes} folding pass(es) ({mode})")
+    if folded:
+        shown = ", ".join(f"{op} {n}" for op, n in folded.items())
+        log.info(f"folded {sum(folded.values())} node(s): {shown}")
+    else:
+        log.info("nothing to fold")
+    if not evaluated:
+        log.info("no constant evaluator: only shape computations were folded")
+    if log.counts.get("not_folded_too_large"):
+        log.info(
+            f"{log.counts['not_folded_too_large']} foldable node(s) kept: result over "
+            f"{options.fold_size_threshold:,} bytes"
+        )
+    for key, what in (
+        ("removed_nodes", "unused node(s)"),
+        ("removed_initializers", "unused initializer(s)"),
+        ("removed_value_info", "stale value_info entr(ies)"),
+    ):
+        if log.counts.get(key):
+            log.info(f"removed {log.counts[key]} {what}")
+    log.info(f"nodes {nodes_before} -> {nodes_after}; size {size_before:,} -> {size_after:,} bytes")
