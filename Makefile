@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_core.py
 	$(PY) bench/bench_layout.py
 	$(PY) bench/bench_transforms.py
+	$(PY) bench/bench_activities.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
