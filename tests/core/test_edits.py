@@ -393,9 +393,9 @@ def test_rename_node(chain: Document) -> None:
 def test_move_nodes_merge_and_revert(chain: Document) -> None:
     k0, k1 = chain.scope().keys[:2]
     stack = chain.undo_stack
-    stack.push(MoveNodes(MAIN_SCOPE, {k0: (0.0, 0.0)}))
-    stack.push(MoveNodes(MAIN_SCOPE, {k0: (5.0, 5.0), k1: (1.0, 1.0)}))
-    stack.push(MoveNodes(MAIN_SCOPE, {k1: (2.0, 2.0)}))
+    stack.push(MoveNodes(MAIN_SCOPE, {k0: (0.0, 0.0)}, merge_id="drag"))
+    stack.push(MoveNodes(MAIN_SCOPE, {k0: (5.0, 5.0), k1: (1.0, 1.0)}, merge_id="drag"))
+    stack.push(MoveNodes(MAIN_SCOPE, {k1: (2.0, 2.0)}, merge_id="drag"))
     assert len(stack) == 1
     assert chain.positions[MAIN_SCOPE] == {k0: (5.0, 5.0), k1: (2.0, 2.0)}
     stack.undo()
@@ -403,6 +403,15 @@ def test_move_nodes_merge_and_revert(chain: Document) -> None:
     stack.redo()
     assert chain.positions[MAIN_SCOPE] == {k0: (5.0, 5.0), k1: (2.0, 2.0)}
     refused(chain, MoveNodes(MAIN_SCOPE, {999: (0.0, 0.0)}), "not in graph")
+
+
+def test_separate_moves_stay_separate_undo_steps(chain: Document) -> None:
+    k0 = chain.scope().keys[0]
+    chain.undo_stack.push(MoveNodes(MAIN_SCOPE, {k0: (1.0, 1.0)}))
+    chain.undo_stack.push(MoveNodes(MAIN_SCOPE, {k0: (2.0, 2.0)}))
+    chain.undo_stack.push(MoveNodes(MAIN_SCOPE, {k0: (3.0, 3.0)}, merge_id="a"))
+    chain.undo_stack.push(MoveNodes(MAIN_SCOPE, {k0: (4.0, 4.0)}, merge_id="b"))
+    assert len(chain.undo_stack) == 4
 
 
 def test_move_nodes_in_other_scope_do_not_merge(sub: Document) -> None:

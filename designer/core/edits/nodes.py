@@ -347,8 +347,15 @@ class MoveNodes(Edit):
     """Set canvas positions of nodes (and of graph input/output keys from
     ``Document.io_key``). Positions are document state, not part of the model."""
 
-    def __init__(self, scope_id: ScopeId, positions: Mapping[int, Position]) -> None:
+    def __init__(
+        self,
+        scope_id: ScopeId,
+        positions: Mapping[int, Position],
+        *,
+        merge_id: object | None = None,
+    ) -> None:
         self.scope_id = scope_id
+        self.merge_id = merge_id
         self.new = dict(positions)
         self._old: dict[int, Position | None] = {}
         self.label = f"Move {len(self.new)} node" + ("s" if len(self.new) != 1 else "")
@@ -374,7 +381,14 @@ class MoveNodes(Edit):
         doc.notify(DocumentEvent(ChangeKind.POSITIONS, self.scope_id, frozenset(self.new)))
 
     def merge(self, other: Edit) -> bool:
-        if not isinstance(other, MoveNodes) or other.scope_id != self.scope_id:
+        """Moves merge only when both carry the same ``merge_id`` (e.g. one continuous
+        gesture); separate drags stay separate undo steps."""
+        if (
+            not isinstance(other, MoveNodes)
+            or other.scope_id != self.scope_id
+            or self.merge_id is None
+            or other.merge_id != self.merge_id
+        ):
             return False
         for key, old in other._old.items():
             self._old.setdefault(key, old)

@@ -1,0 +1,189 @@
+"""Canvas benchmark: open + layout + first frame, pan/zoom frame times, memory.
+
+Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_canvas.py [--sizes 10000,100000]``
+(about two minutes). Models are generated transformer decoder stacks (``canvas_models``).
+
+For each size it prints absolute medians and ratios against a reference measured in the
+same run: the plain QGraphicsScene way (a C++ rect item + two text items per node and a path
+item per link, no level of detail, no overview), built from the same positions. Frame times
+are ``viewport().grab()`` of a 1920x1080 view (a full repaint), medians over several views
+at each zoom. Python heap per node is measured with tracemalloc in a separate pass (view
+graph + scene + positions, beyond the model); RSS is the process's resident size after the
+100%-zoom frames.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import onnx
+from canvas_models import NODES_PER_LAYER, decoder_stack_model
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QPainterPath, QPen
+from PySide6.QtWidgets import (
+    QApplication,
+    QGraphicsScene,
+    QGraphicsView,
+)
+
+from designer.ui.canvas.settings import CanvasSettings
+from designer.ui.canvas.view import CanvasView
+from designer.ui.session import DocumentSession
+
+VIEW_W, VIEW_H = 1920, 1080
+ZOOMS = (1.0, 0.5, 0.2, 0.05, 0.01)
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def frame_ms(view: QGraphicsView) -> float:
+    start = time.perf_counter()
+    view.viewport().grab()
+    return (time.perf_counter() - start) * 1000
+
+
+def frames_at(view: QGraphicsView, zoom: float, centers: list[QPointF], zoom_fn) -> float:  # type: ignore[no-untyped-def]
+    zoom_fn(zoom)
+    times = []
+    for c in centers:
+        view.centerOn(c)
+        if hasattr(view, "_view_changed"):
+            view._view_changed()
+        QApplication.processEvents()
+        times.append(frame_ms(view))
+    return statistics.median(times)
+
+
+def open_ours(path: Path) -> tuple[CanvasView, dict[str, float]]:
+    t0 = time.perf_counter()
+    session = DocumentSession.open(path)
+    t1 = time.perf_counter()
+    view = CanvasView(session, settings=CanvasSettings())
+    view.resize(VIEW_W, VIEW_H)
+    view.show()
+    view.wait_for_layout(600_000)
+    QApplication.processEvents()
+    t2 = time.perf_counter()
+    view.fit_to_view()
+    first = frame_ms(view)
+    t3 = time.perf_counter()
+    return view, {
+        "open": t1 - t0,
+        "layout+scene": t2 - t1,
+        "first frame": first / 1000,
+        "total": t3 - t0,
+    }
+
+
+def reference_scene(view: CanvasView) -> tuple[QGraphicsView, float]:
+    """The plain way, same positions: C++ items, no LOD (build time in seconds)."""
+    start = time.perf_counter()
+    scene = QGraphicsScene()
+    for item in view.canvas.node_items.values():
+        rect = scene.addRect(QRectF(item.x(), item.y(), item.width, item.height))
+        rect.setBrush(item.color)
+        t1 = scene.addSimpleText(item.view.name)
+        t1.setPos(item.x() + 6, item.y() + 4)
+        t2 = scene.addSimpleText(item.view.op_type)
+        t2.setPos(item.x() + 6, item.y() + 22)
+    pen = QPen()
+    pen.setCosmetic(True)
+    for edge_item in view.canvas.edge_items.values():
+        scene.addPath(QPainterPath(edge_item.path()), pen)
+    scene.setSceneRect(view.canvas.sceneRect())
+    ref = QGraphicsView(scene)
+    ref.keep_scene = scene  # type: ignore[attr-defined]  # the view does not own its scene
+    ref.resize(VIEW_W, VIEW_H)
+    ref.show()
+    frame_ms(ref)
+    return ref, time.perf_counter() - start
+
+
+def heap_per_node(path: Path) -> float:
+    session = DocumentSession.open(path)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    view = CanvasView(session, settings=CanvasSettings(async_layout_nodes=10**9))
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    n = len(view.canvas.node_items)
+    view.deleteLater()
+    return (after - before) / max(n, 1)
+
+
+def bench(size: int, tmp: Path, heap: bool) -> None:
+    layers = max(1, size // NODES_PER_LAYER)
+    path = tmp / f"decoder_{size}.onnx"
+    onnx.save(decoder_stack_model(layers), str(path))
+    view, times = open_ours(path)
+    nodes = len(view.canvas.node_items)
+    print(f"\n== decoder stack, {nodes:,} canvas nodes, {len(view.canvas.edge_items):,} links ==")
+    for k, v in times.items():
+        print(f"  {k:<14} {v:8.2f} s")
+    items = list(view.canvas.node_items.values())
+    centers = [items[int(i * (len(items) - 1) / 7)].sceneBoundingRect().center() for i in range(8)]
+
+    def ours_zoom(z: float) -> None:
+        view.resetTransform()
+        view.scale(z, z)
+
+    ours = {z: frames_at(view, z, centers, ours_zoom) for z in ZOOMS}
+    view.fit_to_view()
+    ours["fit"] = frame_ms(view)
+    rss = rss_mb()
+    ref, ref_build = reference_scene(view)
+
+    def ref_zoom(z: float) -> None:
+        ref.resetTransform()
+        ref.scale(z, z)
+
+    refs = {z: frames_at(ref, z, centers[:3], ref_zoom) for z in ZOOMS}
+    ref.fitInView(view.canvas.sceneRect())
+    refs["fit"] = frame_ms(ref)
+    print(
+        f"  scene build: ours {times['layout+scene']:.2f} s (incl. layout), plain C++ items "
+        f"{ref_build:.2f} s (no layout) -> ratio {times['layout+scene'] / ref_build:.2f}"
+    )
+    print("  frame median (ms) at zoom:   ours   plain  ratio")
+    for z in (*ZOOMS, "fit"):
+        view_zoom = z if z != "fit" else view.current_zoom()
+        label = f"{z:>5}" if z != "fit" else f"fit={view_zoom:.1e}"
+        print(f"    {label:<12} {ours[z]:10.1f} {refs[z]:7.1f} {ours[z] / refs[z]:6.2f}")
+    print(f"  RSS after frames: {rss:,.0f} MB")
+    ref.close()
+    if heap:
+        print(f"  Python heap per node (view graph + scene): {heap_per_node(path):,.0f} B")
+    view.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--no-heap", action="store_true", help="skip the tracemalloc pass")
+    args = parser.parse_args()
+    app = QApplication.instance() or QApplication([])
+    del app
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in (int(s) for s in args.sizes.split(",")):
+            bench(size, Path(tmp), heap=not args.no_heap)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""``screenshot``: render the main window with a model, offscreen (tests and docs)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        message = f"expected WIDTHxHEIGHT, e.g. 1600x1000, not {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+    if not (200 <= width <= 8000 and 200 <= height <= 8000):
+        raise argparse.ArgumentTypeError("width and height must be between 200 and 8000")
+    return width, height
+
+
+def _screenshot(args: argparse.Namespace) -> int:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    with tempfile.TemporaryDirectory() as config:
+        os.environ["ONNX_DESIGNER_CONFIG_DIR"] = config  # leave the user's settings alone
+        os.environ.setdefault("ONNX_DESIGNER_RECOVERY_DIR", str(Path(config) / "recovery"))
+        from designer.ui.screenshot import render_window
+
+        render_window(args.model, args.output, args.size)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    shot = sub.add_parser(
+        "screenshot",
+        help="render the designer window with a model to a PNG",
+        description="Open MODEL in the designer window offscreen, lay it out, and save the "
+        "window as an image.",
+    )
+    shot.add_argument("model", type=Path, help="the .onnx file")
+    shot.add_argument("output", type=Path, help="the .png file to write")
+    shot.add_argument("--size", type=_size, default=(1600, 1000), help="WIDTHxHEIGHT")
+    shot.set_defaults(handler=_screenshot)

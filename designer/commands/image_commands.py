@@ -1,0 +1,49 @@
+"""``export-image``: render a model's canvas to PNG, JPEG or SVG without the GUI."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _export_image(args: argparse.Namespace) -> int:
+    from designer.ui.canvas.headless import export_model_image
+
+    width, height, message = export_model_image(
+        Path(args.model),
+        Path(args.out),
+        background=args.background,
+        grid=args.grid,
+        grid_color=args.grid_color,
+        scale=args.scale,
+        show_constants=args.show_constants,
+    )
+    if message:
+        print(message, file=sys.stderr)
+    size = f" ({width}×{height})" if width else ""
+    print(f"wrote {args.out}{size}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "export-image",
+        help="render the model canvas to PNG, JPEG or SVG",
+        description="Lay the model out (or use the positions saved beside it) and render the "
+        "whole canvas to an image. The format follows OUT's suffix (.png, .jpg, .svg). SVG "
+        "stays sharp at any size; a PNG/JPEG larger than 32,000 pixels a side or 150 "
+        "megapixels is scaled down, with a message.",
+    )
+    parser.add_argument("model", help="the .onnx model")
+    parser.add_argument("out", help="the image file to write (.png, .jpg or .svg)")
+    parser.add_argument("--background", default="white", help="background colour (default white)")
+    parser.add_argument("--grid", action="store_true", help="draw the background grid")
+    parser.add_argument("--grid-color", default="#e2e5ea", help="grid colour (default #e2e5ea)")
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="pixels per canvas unit (default 1.0)"
+    )
+    parser.add_argument(
+        "--show-constants", action="store_true", help="draw Constant nodes (hidden by default)"
+    )
+    parser.set_defaults(handler=_export_image)

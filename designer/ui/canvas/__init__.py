@@ -1,0 +1,1 @@
+"""The model canvas: scene, view (zoom, pan, level of detail), items (paint only), export."""

@@ -1,0 +1,170 @@
+"""Mouse gestures of the canvas view: link drags between terminals, node moves, subgraph
+buttons, tooltips. A mixin for :class:`~designer.ui.canvas.view.CanvasView`; everything
+that changes the document goes through ``link_terminals`` or ``session.push``."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QPointF
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QMenu
+
+from designer.core.summary import type_text
+from designer.ui.canvas import controller
+from designer.ui.canvas.items import EdgeItem, LinkPreviewItem, NodeItem
+
+DRAG_THRESHOLD = 4  # pixels before a press on a node becomes a move
+
+
+class InteractionMixin:
+    """Gesture state and handlers; the view's Qt event overrides call these."""
+
+    _link: tuple[str, int, int, LinkPreviewItem, QPointF] | None = None
+    _move: tuple[QPointF, dict[int, QPointF], bool] | None = None
+    _move_edges: tuple[object, ...] | list[object] = ()  # links of the dragged nodes
+
+    _hovered_edge: EdgeItem | None = None
+
+    def _track_hover(self, pos: QPoint) -> None:
+        """Highlight the link under the pointer (one point query of the scene index)."""
+        edge = None
+        if self.scene() is self.canvas:
+            edge = next((i for i in self.items(pos) if isinstance(i, EdgeItem)), None)
+        if edge is not self._hovered_edge:
+            if self._hovered_edge is not None and self._hovered_edge.scene() is not None:
+                self._hovered_edge.set_hovered(False)
+            if edge is not None:
+                edge.set_hovered(True)
+            self._hovered_edge = edge
+
+    def _node_at(self, pos: QPoint) -> NodeItem | None:
+        for item in self.items(pos):
+            if isinstance(item, NodeItem):
+                return item
+        return None
+
+    def _terminal_at(self, pos: QPoint) -> tuple[NodeItem, str, int] | None:
+        scene_pos = self.mapToScene(pos)
+        r = 10
+        for item in self.items(pos.x() - r, pos.y() - r, 2 * r, 2 * r):
+            if isinstance(item, NodeItem):
+                hit = item.terminal_at(scene_pos)
+                if hit is not None:
+                    return item, hit[0], hit[1]
+        return None
+
+    def _press_item(self, event: QMouseEvent) -> bool:
+        """Starts a link drag on a terminal, or opens a subgraph; True when handled."""
+        pos = event.position().toPoint()
+        hit = self._terminal_at(pos)
+        if hit is not None:
+            item, kind, slot = hit
+            preview = LinkPreviewItem()
+            self.canvas.addItem(preview)
+            if kind == "tag":  # a proxy of a high fan-out graph input: drag from that input
+                name = item.tag_name(slot)
+                source = next(k for k, n in self.canvas.proxied.items() if n == name)
+                anchor = self.mapToScene(pos)
+                self._link = ("out", source, 0, preview, anchor)
+            else:
+                anchor = item.input_pos(slot) if kind == "in" else item.output_pos(slot)
+                self._link = (kind, item.key, slot, preview, anchor)
+            preview.set_ends(anchor, anchor)
+            return True
+        item = self._node_at(pos)
+        if item is not None and item.view.subgraphs:
+            local = item.mapFromScene(self.mapToScene(pos))
+            if item.subgraph_button().contains(local):
+                self._request_subgraph(item, event.globalPosition().toPoint())
+                return True
+        return False
+
+    def _request_subgraph(self, item: NodeItem, global_pos: QPoint) -> None:
+        graphs = item.view.subgraphs
+        if len(graphs) == 1:
+            self.subgraphRequested.emit(item.key, graphs[0][0], graphs[0][1])
+            return
+        menu = QMenu(self)
+        for attribute, index in graphs:
+            label = attribute if index < 0 else f"{attribute}[{index}]"
+            action = menu.addAction(f"Open {label}")
+            action.triggered.connect(
+                lambda _c=False, a=attribute, i=index: self.subgraphRequested.emit(item.key, a, i)
+            )
+        menu.popup(global_pos)
+
+    def _finish_link(self, pos: QPoint) -> None:
+        assert self._link is not None
+        kind, key, slot, preview, _anchor = self._link
+        self._link = None
+        self.canvas.removeItem(preview)
+        hit = self._terminal_at(pos)
+        if hit is None:
+            return
+        item, other_kind, other_slot = hit
+        if kind == "out" and other_kind == "in":
+            self.link_terminals((key, slot), (item.key, other_slot))
+        elif kind == "in" and other_kind == "out":
+            self.link_terminals((item.key, other_slot), (key, slot))
+        elif item.key != key:
+            self.statusMessage.emit("Drag from an output (circle) to an input (triangle)")
+
+    def _link_moved(self, pos: QPointF) -> None:
+        assert self._link is not None
+        self._link[3].set_ends(self._link[4], pos)
+
+    def _finish_move(self) -> bool:
+        """Push ONE move for the dragged nodes; True if they moved."""
+        assert self._move is not None
+        _start, origins, moved = self._move
+        self._move = None
+        if not moved:
+            return False
+        items = self.canvas.node_items
+        positions = {k: (items[k].x(), items[k].y()) for k in origins if k in items}
+        self.session.push(controller.move_edit(self.scope_id, positions))
+        return True
+
+    def _drag_nodes(self, pos: QPointF, event: QMouseEvent) -> None:
+        assert self._move is not None
+        start, origins, moved = self._move
+        delta = pos - start
+        if not moved:
+            pixels = self.mapFromScene(pos) - self.mapFromScene(start)
+            if pixels.manhattanLength() < DRAG_THRESHOLD:
+                return
+            self._move = (start, origins, True)
+            self.canvas.forget_routes(origins)
+            self._move_edges = self.canvas.edges_touching(origins)
+        for key, origin in origins.items():
+            item = self.canvas.node_items.get(key)
+            if item is not None:
+                item.setPos(origin + delta)
+        self.canvas.update_edges(edges=self._move_edges)
+
+    def _tooltip_at(self, pos: QPoint) -> str:
+        hit = self._terminal_at(pos)
+        if hit is not None:
+            item, kind, slot = hit
+            if kind == "tag":
+                name = item.tag_name(slot)
+                return f"graph input {name}{self._type_suffix(name)}"
+            terminal = (item.view.inputs if kind == "in" else item.view.outputs)[slot]
+            what = "input" if kind == "in" else "output"
+            tensor = terminal.tensor or "(not connected)"
+            return f"{what} {terminal.label}: {tensor}{self._type_suffix(terminal.tensor)}"
+        for item in self.items(pos):
+            if isinstance(item, EdgeItem):
+                name = item.edge.tensor
+                return f"{name}{self._type_suffix(name)}"
+            if isinstance(item, NodeItem):
+                view = item.view
+                text = f"{view.name}  ({view.op_type})"
+                return text + ("\n" + item.problem_text if item.problem_text else "")
+        return ""
+
+    def _type_suffix(self, name: str) -> str:
+        result = self.session.check_result
+        if not name or result is None:
+            return ""
+        type_proto = result.type_of(self.scope_id, name)
+        return f"\n{type_text(type_proto)}" if type_proto is not None else "\n(type unknown)"

@@ -1,0 +1,369 @@
+"""Canvas items. They only paint: geometry is set by the scene (``set_view``, ``set_path``)
+and every user intent is handled by the view, so no item ever changes the Document.
+
+One Python item per node and per link keeps a 100,000-node scene at about 1 s to build;
+terminals, problem icons, subgraph buttons and per-consumer input proxies are painted by
+the node item itself instead of being child items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPainterPathStroker, QPen
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+
+from designer.core.viewgraph import NodeKind, TerminalState, ViewEdge, ViewNode
+from designer.ui.canvas import style as st
+
+NODE_Z = 1.0
+EDGE_Z = 0.0
+_TRI = {True: st.TRIANGLE_OPTIONAL, False: st.TRIANGLE}
+_NO_PEN = QPen(Qt.PenStyle.NoPen)
+_NO_TAGS: list[tuple[int, str, str]] = []  # shared empty list (never mutated)
+
+
+def _lod(painter: QPainter) -> float:
+    return QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+
+
+class NodeItem(QGraphicsItem):
+    """A node: box with name and operator type, input triangles on top, output circles at
+    the bottom, a problem icon, a subgraph button, and graph-input proxies above inputs fed
+    by a high fan-out graph input (``tags``)."""
+
+    __slots__ = (
+        "_bounds",
+        "color",
+        "height",
+        "key",
+        "label",
+        "problem",
+        "problem_text",
+        "tags",
+        "view",
+        "width",
+    )
+
+    def __init__(self, view: ViewNode, size: tuple[float, float]) -> None:
+        super().__init__()
+        self.key = view.key
+        self.problem = 0  # 0 none, 1 warning, 2 error
+        self.problem_text = ""
+        self.tags: list[tuple[int, str, str]] = _NO_TAGS  # (input slot, input name, label)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setZValue(NODE_Z)
+        self.set_view(view, size)
+
+    # --- geometry (set by the scene) ------------------------------------------------------
+    def set_view(self, view: ViewNode, size: tuple[float, float]) -> None:
+        """Take a new ViewNode (terminals, name) and box size; recomputes cached geometry."""
+        self.prepareGeometryChange()
+        self.view = view
+        self.width, self.height = size
+        self.label = st.elide(view.name, "name", self.width - 2 * st.TEXT_PAD + 4)
+        self.color = st.category_color(view) if view.kind == NodeKind.OP else st.IO_BORDER
+        self._update_bounds()
+
+    def set_tags(self, tags: Sequence[tuple[int, str]]) -> None:
+        """Inputs (slot, graph input name) drawn as a small proxy of the graph input."""
+        self.prepareGeometryChange()
+        self.tags = [(slot, name, st.elide(name, "small", st.PROXY_W - 8)) for slot, name in tags]
+        self._update_bounds()
+        self.update()
+
+    def tag_name(self, slot: int) -> str:
+        """Name of the graph input drawn as a proxy above input ``slot``."""
+        return next(name for s, name, _label in self.tags if s == slot)
+
+    def set_problem(self, level: int, text: str) -> None:
+        if (level, text) != (self.problem, self.problem_text):
+            self.problem, self.problem_text = level, text
+            self.update()
+
+    def _update_bounds(self) -> None:
+        top = -st.TRIANGLE - 2.0
+        left, right = -2.0, self.width + 8.0
+        if self.tags:
+            top = -st.TRIANGLE - st.PROXY_GAP - st.PROXY_H - 2.0
+            n = len(self.view.inputs)
+            xs = [st.terminal_x(self.width, slot, n) for slot, _n, _l in self.tags]
+            left = min(left, min(xs) - st.PROXY_W / 2 - 2)
+            right = max(right, max(xs) + st.PROXY_W / 2 + 2)
+        self._bounds = QRectF(left, top - 6.0, right - left, self.height - top + 2 * st.CIRCLE + 8)
+
+    def rect(self) -> QRectF:
+        return QRectF(0.0, 0.0, self.width, self.height)
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def input_pos(self, slot: int) -> QPointF:
+        """Scene point where a link enters input ``slot`` (top of its triangle)."""
+        x = st.terminal_x(self.width, slot, len(self.view.inputs))
+        tri = _TRI[self.view.inputs[slot].optional] if slot < len(self.view.inputs) else 0.0
+        return self.pos() + QPointF(x, -tri)
+
+    def output_pos(self, slot: int) -> QPointF:
+        """Scene point where a link leaves output ``slot`` (bottom of its circle)."""
+        x = st.terminal_x(self.width, slot, len(self.view.outputs))
+        return self.pos() + QPointF(x, self.height + st.CIRCLE)
+
+    def input_xy(self, slot: int) -> tuple[float, float]:
+        """:meth:`input_pos` as plain numbers (bulk path building)."""
+        inputs = self.view.inputs
+        tri = _TRI[inputs[slot].optional] if slot < len(inputs) else 0.0
+        return self.x() + self.width * (slot + 1) / (len(inputs) + 1), self.y() - tri
+
+    def output_xy(self, slot: int) -> tuple[float, float]:
+        x = self.x() + self.width * (slot + 1) / (len(self.view.outputs) + 1)
+        return x, self.y() + self.height + st.CIRCLE
+
+    def terminal_at(self, scene_pos: QPointF) -> tuple[str, int] | None:
+        """("in" | "out" | "tag", slot) of the terminal under ``scene_pos``, if any."""
+        p = scene_pos - self.pos()
+        r = st.TERMINAL_HIT
+        n_in, n_out = len(self.view.inputs), len(self.view.outputs)
+        if -st.TRIANGLE - r <= p.y() <= r and n_in:
+            slot = _nearest(p.x(), self.width, n_in)
+            if abs(p.x() - st.terminal_x(self.width, slot, n_in)) <= r:
+                return "in", slot
+        if self.height - r <= p.y() <= self.height + 2 * st.CIRCLE + r and n_out:
+            slot = _nearest(p.x(), self.width, n_out)
+            if abs(p.x() - st.terminal_x(self.width, slot, n_out)) <= r:
+                return "out", slot
+        for slot, _name, _label in self.tags:
+            if self._tag_rect(slot).adjusted(-2, -2, 2, 2).contains(p):
+                return "tag", slot
+        return None
+
+    def subgraph_button(self) -> QRectF:
+        """Local rect of the subgraph button (meaningful when the node has subgraphs)."""
+        return QRectF(6.0, self.height - 15.0, 16.0, 12.0)
+
+    def _tag_rect(self, slot: int) -> QRectF:
+        x = st.terminal_x(self.width, slot, len(self.view.inputs))
+        top = -st.TRIANGLE - st.PROXY_GAP - st.PROXY_H
+        return QRectF(x - st.PROXY_W / 2, top, st.PROXY_W, st.PROXY_H)
+
+    # --- painting ---------------------------------------------------------------------------
+    def paint(
+        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
+    ) -> None:
+        lod = _lod(painter)
+        selected = self.isSelected()
+        view = self.view
+        is_op = view.kind == NodeKind.OP
+        fill = (
+            st.NODE_FILL
+            if is_op
+            else st.INPUT_FILL
+            if view.kind == NodeKind.INPUT
+            else (st.OUTPUT_FILL)
+        )
+        if lod < st.LOD_TERMINALS:  # far away: a plain box in the category colour
+            painter.setPen(_NO_PEN)
+            painter.setBrush(st.SELECTED if selected else self.color if is_op else fill.darker(130))
+            painter.drawRect(self.rect())
+            return
+        pen = QPen(st.SELECTED if selected else st.NODE_BORDER, 2.2 if selected else 1.0)
+        painter.setPen(pen)
+        painter.setBrush(fill)
+        radius = 4.0 if is_op else self.height / 2
+        painter.drawRoundedRect(self.rect(), radius, radius)
+        if is_op:
+            painter.setPen(_NO_PEN)
+            painter.setBrush(self.color)
+            painter.drawRect(QRectF(1.0, 1.0, 4.0, self.height - 2.0))
+        self._paint_terminals(painter)
+        if self.tags:
+            self._paint_tags(painter, lod)
+        if lod < st.LOD_TEXT:
+            return
+        painter.setPen(st.TEXT)
+        painter.setFont(st.name_font())
+        if is_op:
+            painter.drawText(
+                QRectF(st.TEXT_PAD - 2, 4.0, self.width - 2 * st.TEXT_PAD + 4, 18.0),
+                Qt.AlignmentFlag.AlignCenter,
+                self.label,
+            )
+            painter.setPen(st.TEXT_DIM)
+            painter.setFont(st.type_font())
+            painter.drawText(
+                QRectF(0.0, 21.0, self.width, 16.0), Qt.AlignmentFlag.AlignCenter, view.op_type
+            )
+        else:
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.label)
+        if view.subgraphs:
+            self._paint_subgraph_button(painter)
+        if self.problem:
+            self._paint_problem(painter)
+
+    def _paint_terminals(self, painter: QPainter) -> None:
+        painter.setPen(QPen(QColor(255, 255, 255), 0.8))
+        inputs, outputs = self.view.inputs, self.view.outputs
+        n = len(inputs)
+        for slot, terminal in enumerate(inputs):
+            x = st.terminal_x(self.width, slot, n)
+            s = _TRI[terminal.optional]
+            painter.setBrush(st.TERMINAL_COLORS[terminal.state])
+            painter.drawPolygon(
+                [QPointF(x - s * 0.6, -s), QPointF(x + s * 0.6, -s), QPointF(x, 0.5)]
+            )
+        n = len(outputs)
+        for slot, terminal in enumerate(outputs):
+            x = st.terminal_x(self.width, slot, n)
+            r = st.CIRCLE * (0.75 if terminal.optional else 1.0)
+            painter.setBrush(st.TERMINAL_COLORS[terminal.state])
+            painter.drawEllipse(QPointF(x, self.height + r - 0.5), r, r)
+
+    def _paint_tags(self, painter: QPainter, lod: float) -> None:
+        n = len(self.view.inputs)
+        for slot, _name, label in self.tags:
+            rect = self._tag_rect(slot)
+            x = st.terminal_x(self.width, slot, n)
+            painter.setPen(QPen(st.EDGE, 0))
+            painter.drawLine(QPointF(x, rect.bottom() + st.CIRCLE), QPointF(x, -st.TRIANGLE))
+            painter.setPen(QPen(st.IO_BORDER, 0.8))
+            painter.setBrush(st.INPUT_FILL)
+            painter.drawRoundedRect(rect, st.PROXY_H / 2, st.PROXY_H / 2)
+            painter.setBrush(st.TERMINAL_COLORS[TerminalState.LINKED])
+            painter.drawEllipse(QPointF(x, rect.bottom() + 2.5), 2.5, 2.5)
+            if lod >= st.LOD_TEXT:
+                painter.setPen(st.TEXT)
+                painter.setFont(st.small_font())
+                painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
+
+    def _paint_subgraph_button(self, painter: QPainter) -> None:
+        rect = self.subgraph_button()
+        painter.setPen(QPen(st.NODE_BORDER, 0.8))
+        painter.setBrush(QColor("#e9edf5"))
+        painter.drawRoundedRect(rect, 2.0, 2.0)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(rect.adjusted(3.0, 2.5, -7.0, -5.5))
+        painter.drawRect(rect.adjusted(7.0, 5.5, -3.0, -2.5))
+
+    def _paint_problem(self, painter: QPainter) -> None:
+        center = QPointF(self.width - 1.0, 0.0)
+        painter.setPen(QPen(QColor("white"), 1.0))
+        painter.setBrush(st.ERROR if self.problem >= 2 else st.WARNING)
+        painter.drawEllipse(center, 6.5, 6.5)
+        painter.setFont(st.type_font())
+        painter.drawText(
+            QRectF(center.x() - 6.5, center.y() - 6.5, 13.0, 13.0),
+            Qt.AlignmentFlag.AlignCenter,
+            "!",
+        )
+
+
+def _nearest(x: float, width: float, count: int) -> int:
+    slot = round(x * (count + 1) / width - 1) if width > 0 else 0
+    return min(max(slot, 0), count - 1)
+
+
+def edge_path(
+    start: QPointF, end: QPointF, bends: Sequence[tuple[float, float]] = ()
+) -> QPainterPath:
+    """A link from an output point down to an input point through ``bends``: cubic pieces
+    with vertical tangents, so links leave and enter terminals straight."""
+    return edge_path_xy(start.x(), start.y(), end.x(), end.y(), bends)
+
+
+def edge_path_xy(
+    x0: float, y0: float, x1: float, y1: float, bends: Sequence[tuple[float, float]] = ()
+) -> QPainterPath:
+    """:func:`edge_path` on plain numbers (no QPointF objects: ~2x faster in bulk)."""
+    path = QPainterPath()
+    path.moveTo(x0, y0)
+    ax, ay = x0, y0
+    for bx, by in (*bends, (x1, y1)):
+        dy = by - ay
+        d = max(dy * 0.5, 24.0) if dy > 0 else 60.0 + abs(dy) * 0.1
+        path.cubicTo(ax, ay + d, bx, by - d, bx, by)
+        ax, ay = bx, by
+    return path
+
+
+class EdgeItem(QGraphicsItem):
+    """A link between an output terminal and an input terminal (cosmetic pen, so it stays
+    visible at any zoom). The hit shape is a wider stroke, computed on first hit test."""
+
+    __slots__ = ("_bounds", "_path", "_shape", "edge", "hovered")
+
+    def __init__(self, edge: ViewEdge) -> None:
+        super().__init__()
+        self.edge = edge
+        self.hovered = False
+        self._path = QPainterPath()
+        self._bounds = QRectF()
+        self._shape: QPainterPath | None = None
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)  # z stays EDGE_Z (0)
+
+    def set_path(self, path: QPainterPath) -> None:
+        self.prepareGeometryChange()
+        self._path = path
+        self._shape = None
+        self._bounds = path.controlPointRect().adjusted(-3.0, -3.0, 3.0, 3.0)
+
+    def path(self) -> QPainterPath:
+        return self._path
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        if self._shape is None:
+            stroker = QPainterPathStroker()
+            stroker.setWidth(8.0)
+            self._shape = stroker.createStroke(self._path)
+        return self._shape
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
+    ) -> None:
+        if self.isSelected():
+            pen = QPen(st.SELECTED, 2.6)
+        elif self.hovered:
+            pen = QPen(st.EDGE_HOVER, 2.0)
+        else:
+            pen = QPen(st.EDGE, 1.2)
+        pen.setCosmetic(True)
+        painter.setPen(pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawPath(self._path)
+
+    def set_hovered(self, on: bool) -> None:
+        """Highlight (the view tracks the link under the pointer; items get no hover
+        events, which keeps 100k links cheap to build and to move the mouse over)."""
+        if on != self.hovered:
+            self.hovered = on
+            self.update()
+
+
+class LinkPreviewItem(QGraphicsItem):
+    """The dashed link that follows the pointer while the user drags a new connection."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._path = QPainterPath()
+        self._bounds = QRectF()
+        self.setZValue(10.0)
+
+    def set_ends(self, start: QPointF, end: QPointF) -> None:
+        self.prepareGeometryChange()
+        self._path = edge_path(start, end) if end.y() >= start.y() else edge_path(end, start)
+        self._bounds = self._path.controlPointRect().adjusted(-3, -3, 3, 3)
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
+    ) -> None:
+        pen = QPen(st.EDGE_HOVER, 1.8, Qt.PenStyle.DashLine)
+        pen.setCosmetic(True)
+        painter.setPen(pen)
+        painter.setBrush(QBrush())
+        painter.drawPath(self._path)

@@ -1,0 +1,136 @@
+"""Where nodes go: the layered layout of a whole view graph, and a quick placement of the
+few nodes that have no position yet (added by an edit, or new in a changed model).
+
+Qt-free apart from the node sizes the caller passes in; runs on a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from designer.core.layout import LayoutEdge, LayoutNode, LayoutOptions, layered_layout
+from designer.core.viewgraph import NodeKind, ViewGraph
+
+Point = tuple[float, float]
+Size = tuple[float, float]
+
+#: A graph input with more consumers than this is drawn as one proxy above each consumer.
+PROXY_FANOUT = 16
+LAYER_GAP = 70.0
+NODE_GAP = 36.0
+_FREE_SPOT_LIMIT = 200
+
+
+@dataclass
+class Placement:
+    """Top-left positions by node key, and bend points of long links by (source, target)."""
+
+    positions: dict[int, Point]
+    routes: dict[tuple[int, int], list[Point]] = field(default_factory=dict)
+
+
+def proxied_inputs(graph: ViewGraph) -> dict[int, str]:
+    """Graph inputs (key → name) with more than PROXY_FANOUT distinct consumers."""
+    consumers: dict[int, set[int]] = {}
+    inputs = {n.key: n.name for n in graph.nodes if n.kind == NodeKind.INPUT}
+    for edge in graph.edges:
+        if edge.source in inputs:
+            consumers.setdefault(edge.source, set()).add(edge.target)
+    return {k: inputs[k] for k, c in consumers.items() if len(c) > PROXY_FANOUT}
+
+
+def layout_graph(
+    graph: ViewGraph,
+    sizes: Mapping[int, Size],
+    *,
+    progress: Callable[[float], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> Placement:
+    """Top-to-bottom layered layout of every node of ``graph`` (raises layout.Cancelled).
+
+    Proxied graph inputs get no position (they are drawn above each consumer)."""
+    nodes = [LayoutNode(n.key, *sizes[n.key]) for n in graph.nodes]
+    edges = [LayoutEdge(e.source, e.target) for e in graph.edges]
+    options = LayoutOptions(layer_gap=LAYER_GAP, node_gap=NODE_GAP, proxy_fanout=PROXY_FANOUT)
+    result = layered_layout(nodes, edges, options, progress=progress, cancel=cancel)
+    positions = {k: (float(round(x)), float(round(y))) for k, (x, y) in result.positions.items()}
+    for source, copies in result.proxies.items():
+        if source not in positions and copies and not _is_input(graph, source):
+            positions[source] = copies[0][1]  # a proxied non-input: keep it at its first copy
+    return Placement(positions, dict(result.routes))
+
+
+def _is_input(graph: ViewGraph, key: int) -> bool:
+    return graph.has_node(key) and graph.node(key).kind == NodeKind.INPUT
+
+
+def needs_full_layout(graph: ViewGraph, positions: Mapping[int, Point]) -> bool:
+    """True when more than half of the nodes (not counting proxied inputs) have no position."""
+    proxied = proxied_inputs(graph)
+    keys = [n.key for n in graph.nodes if n.key not in proxied]
+    missing = sum(1 for k in keys if k not in positions)
+    return missing * 2 > len(keys)
+
+
+def place_missing(
+    graph: ViewGraph, positions: Mapping[int, Point], sizes: Mapping[int, Size]
+) -> dict[int, Point]:
+    """Positions for nodes of ``graph`` that have none: below their placed producers (at
+    their mean x), else above their placed consumers, else right of everything. O(n + m)."""
+    proxied = proxied_inputs(graph)
+    missing = [n.key for n in graph.nodes if n.key not in positions and n.key not in proxied]
+    if not missing:
+        return {}
+    placed: dict[int, Point] = dict(positions)
+    producers: dict[int, list[int]] = {}
+    consumers: dict[int, list[int]] = {}
+    for e in graph.edges:
+        producers.setdefault(e.target, []).append(e.source)
+        consumers.setdefault(e.source, []).append(e.target)
+    xs = [p[0] for p in positions.values()] or [0.0]
+    right = max(xs) + 200.0
+    new: dict[int, Point] = {}
+    for key in missing:
+        w, h = sizes[key]
+        above = [p for p in producers.get(key, ()) if p in placed]
+        below = [c for c in consumers.get(key, ()) if c in placed]
+        if above:
+            x = sum(placed[p][0] + sizes[p][0] / 2 for p in above) / len(above) - w / 2
+            y = max(placed[p][1] + sizes[p][1] for p in above) + LAYER_GAP
+        elif below:
+            x = sum(placed[c][0] + sizes[c][0] / 2 for c in below) / len(below) - w / 2
+            y = min(placed[c][1] for c in below) - LAYER_GAP - h
+        else:
+            x, y = right, 0.0
+            right += w + NODE_GAP
+        if len(missing) <= _FREE_SPOT_LIMIT:  # O(n) per node: only for a few new nodes
+            x, y = _free_spot(x, y, w, h, placed, sizes)
+        placed[key] = new[key] = (float(round(x)), float(round(y)))
+    return new
+
+
+def _free_spot(
+    x: float, y: float, w: float, h: float, placed: Mapping[int, Point], sizes: Mapping[int, Size]
+) -> Point:
+    """Shift (x, y) right until the box no longer overlaps a placed node on that row."""
+    row = [
+        (px, sizes[k][0]) for k, (px, py) in placed.items() if py < y + h and py + sizes[k][1] > y
+    ]
+    row.sort()
+    for px, pw in row:
+        if px < x + w + NODE_GAP / 2 and px + pw + NODE_GAP / 2 > x:
+            x = px + pw + NODE_GAP
+    return x, y
+
+
+def grid_placement(graph: ViewGraph, sizes: Mapping[int, Size], columns: int = 0) -> Placement:
+    """Nodes in graph order on a grid (the fallback when a layout is cancelled). O(n)."""
+    proxied = proxied_inputs(graph)
+    keys = [n.key for n in graph.nodes if n.key not in proxied]
+    columns = columns or max(1, int(len(keys) ** 0.5))
+    cell_w = max((sizes[k][0] for k in keys), default=0.0) + NODE_GAP
+    cell_h = max((sizes[k][1] for k in keys), default=0.0) + LAYER_GAP
+    return Placement(
+        {k: ((i % columns) * cell_w, (i // columns) * cell_h) for i, k in enumerate(keys)}
+    )

@@ -1,0 +1,318 @@
+"""The canvas scene of one graph scope: one item per node and per link, kept in step with
+the Document incrementally (a changed node updates its item and its links; only a MODEL
+change rebuilds everything). The scene reads the document and never changes the model.
+
+Positions live in ``doc.positions[scope]`` (top-left corners). Nodes without one get a quick
+placement next to their neighbours; it is written there as opening state (like a companion
+file load), not as an undo step.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from PySide6.QtCore import QLineF, QObject, QRectF
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsScene, QStyleOptionGraphicsItem
+
+from designer.core.analysis import CheckResult, Severity
+from designer.core.document import Document
+from designer.core.scope import MAIN_SCOPE, ScopeId
+from designer.core.viewgraph import ViewEdge, ViewGraph, build_view_graph, gc_paused
+from designer.ui.canvas import style as st
+from designer.ui.canvas.items import EdgeItem, NodeItem, edge_path_xy
+from designer.ui.canvas.placement import Placement, Point, place_missing, proxied_inputs
+
+MARGIN = 400.0
+
+
+class CanvasScene(QGraphicsScene):
+    """Items for ``doc``'s scope ``scope_id``; call :meth:`rebuild` once positions exist."""
+
+    def __init__(
+        self,
+        doc: Document,
+        scope_id: ScopeId = MAIN_SCOPE,
+        *,
+        show_constants: bool = False,
+        show_grid: bool = True,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.doc = doc
+        self.scope_id = scope_id
+        self.show_constants = show_constants
+        self.show_grid = show_grid
+        self.grid_color = st.GRID
+        self.background = st.BACKGROUND
+        self.graph = ViewGraph(scope_id, [], [])
+        self.node_items: dict[int, NodeItem] = {}
+        self.edge_items: dict[ViewEdge, EdgeItem] = {}
+        self.routes: dict[tuple[int, int], list[Point]] = {}
+        self.proxied: dict[int, str] = {}
+        self._problems: dict[int, tuple[int, str]] = {}
+        self.generation = 0  # bumped on every geometry change (the overview cache key)
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+
+    # --- building --------------------------------------------------------------------------
+    @property
+    def positions(self) -> dict[int, Point]:
+        return self.doc.positions.setdefault(self.scope_id, {})
+
+    def build_graph(self) -> ViewGraph:
+        return build_view_graph(self.doc, self.scope_id, show_constants=self.show_constants)
+
+    def sizes(self, graph: ViewGraph) -> dict[int, tuple[float, float]]:
+        return {n.key: st.node_size(n) for n in graph.nodes}
+
+    def rebuild(
+        self,
+        graph: ViewGraph | None = None,
+        placement: Placement | None = None,
+        sizes: dict[int, tuple[float, float]] | None = None,
+    ) -> None:
+        """Drop every item and build the scene from ``graph`` (built now if None).
+
+        ``placement`` (a fresh layout) is written to the document's positions first;
+        ``sizes`` are the node sizes when the caller computed them already."""
+        with gc_paused():
+            self.clearSelection()
+            for item in list(self.node_items.values()) + list(self.edge_items.values()):
+                self.removeItem(item)
+            self.node_items.clear()
+            self.edge_items.clear()
+            self.graph = graph if graph is not None else self.build_graph()
+            if sizes is None:
+                sizes = self.sizes(self.graph)
+            if placement is not None:
+                self.positions.update(placement.positions)
+                self.routes = placement.routes
+            self._place_missing(sizes)
+            self.proxied = proxied_inputs(self.graph)
+            table = self.positions
+            for node in self.graph.nodes:
+                if node.key in self.proxied:
+                    continue
+                item = NodeItem(node, sizes[node.key])
+                item.setPos(*table[node.key])
+                self.addItem(item)
+                self.node_items[node.key] = item
+            self._add_edges(self.graph.edges)
+            self._set_tags(self.graph.edges)
+            self._apply_problems(self.node_items)
+            self.update_scene_rect()
+            self.generation += 1
+
+    def _place_missing(self, sizes: dict[int, tuple[float, float]]) -> None:
+        placed = place_missing(self.graph, self.positions, sizes)
+        self.positions.update(placed)
+
+    def _add_edges(self, edges: Iterable[ViewEdge]) -> None:
+        for edge in edges:
+            if edge.source in self.proxied:
+                continue
+            if edge.source not in self.node_items or edge.target not in self.node_items:
+                continue
+            item = EdgeItem(edge)
+            item.set_path(self._path_of(edge))
+            self.addItem(item)
+            self.edge_items[edge] = item
+
+    def _path_of(self, edge: ViewEdge) -> QPainterPath:
+        x0, y0 = self.node_items[edge.source].output_xy(edge.source_index)
+        x1, y1 = self.node_items[edge.target].input_xy(edge.target_index)
+        return edge_path_xy(x0, y0, x1, y1, self.routes.get((edge.source, edge.target), ()))
+
+    def edges_touching(self, keys: Iterable[int]) -> list[ViewEdge]:
+        """Links drawn to or from nodes ``keys`` (one scan of the links, ~10 ms at 100k)."""
+        chosen = keys if isinstance(keys, set | frozenset | dict) else set(keys)
+        if not chosen:
+            return []
+        return [e for e in self.edge_items if e.source in chosen or e.target in chosen]
+
+    def _set_tags(self, edges: Iterable[ViewEdge], clear: Iterable[int] = ()) -> None:
+        tags: dict[int, list[tuple[int, str]]] = {key: [] for key in clear}
+        for edge in edges:
+            name = self.proxied.get(edge.source)
+            if name is not None:
+                tags.setdefault(edge.target, []).append((edge.target_index, name))
+        for key, entries in tags.items():
+            item = self.node_items.get(key)
+            if item is not None and (entries or item.tags):
+                item.set_tags(entries)
+
+    # --- incremental updates --------------------------------------------------------------
+    def refresh(self) -> set[int]:
+        """Bring the items in line with the document (nodes, links, terminals, names).
+
+        Rebuilds the view graph (O(n)) and touches only items that changed; returns the keys
+        of node items added, removed or changed."""
+        with gc_paused():
+            old = self.graph
+            new = self.build_graph()
+            old_nodes = {n.key: n for n in old.nodes}
+            new_nodes = {n.key: n for n in new.nodes}
+            proxied = proxied_inputs(new)
+            if proxied != self.proxied:
+                self.rebuild(new)
+                return set(old_nodes) | set(new_nodes)
+            self.graph = new
+            sizes = {
+                n.key: st.node_size(n)
+                for k, n in new_nodes.items()
+                if k not in proxied and old_nodes.get(k) != n
+            }
+            self._place_missing_keys(sizes)
+            changed: set[int] = set()
+            for key in old_nodes.keys() - new_nodes.keys():
+                item = self.node_items.pop(key, None)
+                if item is not None:
+                    self.removeItem(item)
+                changed.add(key)
+            for key, size in sizes.items():
+                item = self.node_items.get(key)
+                if item is None:
+                    item = NodeItem(new_nodes[key], size)
+                    item.setPos(*self.positions[key])
+                    self.addItem(item)
+                    self.node_items[key] = item
+                else:
+                    item.set_view(new_nodes[key], size)
+                changed.add(key)
+            old_edges, new_edges = set(old.edges), set(new.edges)
+            gone = old_edges - new_edges
+            for edge in gone:
+                self._drop_edge(edge)
+            added = [e for e in new.edges if e not in old_edges]
+            self._add_edges(added)
+            self._set_tags(
+                [e for e in new.edges if e.target in changed or e in added],
+                clear=changed | {e.target for e in gone},
+            )
+            self.update_edges(changed)
+            self._apply_problems({k: self.node_items[k] for k in changed if k in self.node_items})
+            self.update_scene_rect()
+            self.generation += 1
+            return changed
+
+    def _place_missing_keys(self, sizes: dict[int, tuple[float, float]]) -> None:
+        if any(k not in self.positions for k in sizes):
+            full = {n.key: st.node_size(n) for n in self.graph.nodes if n.key not in self.proxied}
+            full.update(sizes)
+            self.positions.update(place_missing(self.graph, self.positions, full))
+
+    def _drop_edge(self, edge: ViewEdge) -> None:
+        item = self.edge_items.pop(edge, None)
+        if item is not None:
+            self.removeItem(item)
+
+    def update_edges(
+        self, keys: Iterable[int] | None = None, edges: list[ViewEdge] | None = None
+    ) -> None:
+        """Recompute the paths of links touching ``keys`` (a moved or resized node), or of
+        ``edges`` when the caller knows them (a drag computes them once)."""
+        for edge in edges if edges is not None else self.edges_touching(keys or ()):
+            self.edge_items[edge].set_path(self._path_of(edge))
+
+    def positions_changed(self, keys: Iterable[int]) -> None:
+        """Move items to the document's positions of ``keys`` (after MoveNodes or undo)."""
+        table = self.positions
+        moved = []
+        for key in keys:
+            item = self.node_items.get(key)
+            if item is not None and key in table:
+                x, y = table[key]
+                if item.pos().x() != x or item.pos().y() != y:
+                    item.setPos(x, y)
+                    moved.append(key)
+        self.forget_routes(moved)
+        self.update_edges(moved)
+        if moved:
+            self.update_scene_rect()
+            self.generation += 1
+
+    def forget_routes(self, keys: Iterable[int]) -> None:
+        """Links of moved nodes no longer follow the layout's bend points."""
+        if self.routes:
+            for edge in self.edges_touching(keys):
+                self.routes.pop((edge.source, edge.target), None)
+
+    def set_routes(self, routes: dict[tuple[int, int], list[Point]]) -> None:
+        self.routes = dict(routes)
+        self.update_edges(edges=list(self.edge_items))
+
+    # --- diagnostics ------------------------------------------------------------------------
+    def set_check_result(self, result: CheckResult | None) -> None:
+        """Problem icons from the type checker's diagnostics (only changed items repaint)."""
+        problems: dict[int, tuple[int, list[str]]] = {}
+        for d in result.diagnostics if result is not None else ():
+            if d.node_key is None or d.scope != self.scope_id or d.severity < Severity.WARNING:
+                continue
+            level, texts = problems.setdefault(d.node_key, (0, []))
+            texts.append(f"{d.severity.label}: {d.message}")
+            problems[d.node_key] = (max(level, 2 if d.severity >= Severity.ERROR else 1), texts)
+        new = {k: (lvl, "\n".join(t[:6])) for k, (lvl, t) in problems.items()}
+        touched = set(new) | set(self._problems)
+        self._problems = new
+        self._apply_problems({k: self.node_items[k] for k in touched if k in self.node_items})
+
+    def _apply_problems(self, items: dict[int, NodeItem]) -> None:
+        for key, item in items.items():
+            level, text = self._problems.get(key, (0, ""))
+            item.set_problem(level, text)
+
+    def problem_keys(self) -> set[int]:
+        return set(self._problems)
+
+    # --- extent and background ---------------------------------------------------------------
+    def content_rect(self) -> QRectF:
+        """Bounding box of all nodes (with terminals and proxies) and link bend points."""
+        if not self.node_items:
+            return QRectF()
+        boxes = [i.sceneBoundingRect() for i in self.node_items.values()]
+        left = min(b.left() for b in boxes)
+        top = min(b.top() for b in boxes)
+        right = max(b.right() for b in boxes)
+        bottom = max(b.bottom() for b in boxes)
+        for bends in self.routes.values():
+            for x, _y in bends:
+                left, right = min(left, x - 40.0), max(right, x + 40.0)
+        return QRectF(left, top, right - left, bottom - top)
+
+    def update_scene_rect(self) -> None:
+        rect = self.content_rect()
+        if rect.isNull():
+            rect = QRectF(0, 0, 800, 600)
+        self.setSceneRect(rect.adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN))
+
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+        painter.fillRect(rect, self.background)
+        if self.show_grid:
+            draw_grid(painter, rect, self.grid_color)
+
+
+def draw_grid(painter: QPainter, rect: QRectF, color: QColor, spacing: float = 20.0) -> None:
+    """Grid lines over ``rect``: every ``spacing`` units, thinned out (5x the spacing) so
+    that lines stay at least 12 device pixels apart; every 5th line a little darker."""
+    scale = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+    while spacing * scale < 12.0:
+        spacing *= 5.0
+    x0, x1 = math.floor(rect.left() / spacing), math.ceil(rect.right() / spacing)
+    y0, y1 = math.floor(rect.top() / spacing), math.ceil(rect.bottom() / spacing)
+    minor: list[QLineF] = []
+    major: list[QLineF] = []
+    for i in range(x0, x1 + 1):
+        x = i * spacing
+        (major if i % 5 == 0 else minor).append(QLineF(x, rect.top(), x, rect.bottom()))
+    for j in range(y0, y1 + 1):
+        y = j * spacing
+        (major if j % 5 == 0 else minor).append(QLineF(rect.left(), y, rect.right(), y))
+    antialias = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+    for lines, shade in ((minor, 100), (major, 108)):
+        pen = QPen(color.darker(shade), 0)
+        pen.setCosmetic(True)
+        painter.setPen(pen)
+        painter.drawLines(lines)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, antialias)

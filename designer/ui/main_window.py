@@ -1,0 +1,417 @@
+"""The main window: document tabs, menus, docks, undo history, autosave and recovery."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import uuid
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QUndoGroup
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QStackedWidget,
+    QTabWidget,
+    QUndoView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from designer.core.document import Document
+from designer.core.errors import DesignerError
+from designer.core.new_model import new_model
+from designer.ui import recovery
+from designer.ui.canvas.settings import CanvasSettings
+from designer.ui.canvas.view import CanvasView
+from designer.ui.menus import build_menus
+from designer.ui.session import DocumentSession
+from designer.ui.settings import Settings
+from designer.ui.welcome import WelcomePage
+
+MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
+
+
+class DocumentTab(QWidget):
+    """One open document: its canvas, with a banner for warnings about it."""
+
+    def __init__(self, session: DocumentSession, canvas_settings: CanvasSettings) -> None:
+        super().__init__()
+        self.session = session
+        self.recovery_id = uuid.uuid4().hex
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        self.banner = QLabel()
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet("background:#fff4ce;color:#5c4400;padding:6px;")
+        self.banner.setVisible(False)
+        layout.addWidget(self.banner)
+        self.view = CanvasView(session, settings=canvas_settings)
+        layout.addWidget(self.view, 1)
+
+    def show_banner(self, text: str) -> None:
+        self.banner.setText(text)
+        self.banner.setVisible(True)
+
+
+class MainWindow(QMainWindow):
+    """Docks and tools plug in without editing this class: every module of
+    ``designer.ui.docks`` with ``create_dock(window) -> QDockWidget`` adds a dock (listed in
+    View > Windows), every module of ``designer.ui.tools`` with ``install(window)`` adds its
+    actions to ``window.menus``. They follow the current document through
+    ``currentTabChanged`` and the canvas selection through ``selectionChanged``."""
+
+    currentTabChanged = Signal(object)  # DocumentTab or None
+    selectionChanged = Signal(list)  # node keys selected on the current canvas
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        super().__init__()
+        self.settings = settings or Settings()
+        self.setWindowTitle("ONNX Designer")
+        self.resize(1400, 900)
+        self.setAcceptDrops(True)
+        self.undo_group = QUndoGroup(self)
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.setTabsClosable(True)
+        self.tabs.setMovable(True)
+        self.tabs.tabCloseRequested.connect(lambda i: self.close_tab(i))
+        self.tabs.currentChanged.connect(self._on_current_changed)
+        self.welcome = WelcomePage()
+        self.welcome.openRequested.connect(lambda p: self.open_files([Path(p)]))
+        self.welcome.newRequested.connect(self.new_document)
+        self.welcome.openDialogRequested.connect(self.open_dialog)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.welcome)
+        self.stack.addWidget(self.tabs)
+        self.setCentralWidget(self.stack)
+
+        self.history = QDockWidget("History", self)
+        self.history.setObjectName("dock_history")
+        self.history.setWidget(QUndoView(self.undo_group))
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.history)
+        self.resizeDocks([self.history], [260], Qt.Orientation.Horizontal)
+        self.docks: list[QDockWidget] = [self.history]
+
+        self.problems = QLabel()
+        self.statusBar().addPermanentWidget(self.problems)
+        self._install_plugins("designer.ui.docks", "create_dock")
+        self.actions_by_name: dict[str, QAction] = build_menus(self)
+        self._install_plugins("designer.ui.tools", "install")
+        self._default_state = self.saveState()
+        self._refresh_recent()
+        self._update_actions()
+
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.timeout.connect(self.autosave)
+        self.autosave_timer.start(self.settings.autosave_seconds * 1000)
+
+    def _install_plugins(self, package_name: str, function: str) -> None:
+        package = importlib.import_module(package_name)
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            module = importlib.import_module(f"{package_name}.{info.name}")
+            factory = getattr(module, function, None)
+            if factory is None:
+                continue
+            result = factory(self)
+            if isinstance(result, QDockWidget):
+                if not result.objectName():
+                    result.setObjectName(f"dock_{info.name}")
+                self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, result)
+                self.docks.append(result)
+
+    # --- documents -----------------------------------------------------------------------
+    def tab(self, index: int | None = None) -> DocumentTab | None:
+        widget = self.tabs.currentWidget() if index is None else self.tabs.widget(index)
+        return widget if isinstance(widget, DocumentTab) else None
+
+    def document_tabs(self) -> list[DocumentTab]:
+        return [t for i in range(self.tabs.count()) if (t := self.tab(i)) is not None]
+
+    def current_view(self) -> CanvasView | None:
+        tab = self.tab()
+        return tab.view if tab is not None else None
+
+    def add_session(self, session: DocumentSession) -> DocumentTab:
+        canvas_settings = CanvasSettings(
+            show_grid=self.settings.show_grid, show_constants=self.settings.show_constants
+        )
+        tab = DocumentTab(session, canvas_settings)
+        self.undo_group.addStack(session.undo_stack)
+        index = self.tabs.addTab(tab, session.title)
+        self.tabs.setTabToolTip(index, str(session.doc.path or "not saved yet"))
+        session.titleChanged.connect(lambda _t, tab=tab: self._retitle(tab))
+        session.editRejected.connect(lambda message: self.statusBar().showMessage(message, 8000))
+        session.warning.connect(lambda message, tab=tab: tab.show_banner(message))
+        session.checked.connect(lambda _r, tab=tab: self._show_problems(tab))
+        tab.view.statusMessage.connect(lambda message: self.statusBar().showMessage(message, 8000))
+        tab.view.selectionChanged.connect(
+            lambda keys, tab=tab: self.selectionChanged.emit(keys) if tab is self.tab() else None
+        )
+        if session.layout_warning:
+            tab.show_banner(session.layout_warning)
+        self.tabs.setCurrentIndex(index)
+        self.stack.setCurrentWidget(self.tabs)
+        session.check_now()
+        return tab
+
+    def open_files(self, paths: list[Path]) -> None:
+        """Open each model in its own tab; a file that fails shows a message and the others
+        (and every open document) are unaffected."""
+        for path in paths:
+            existing = next(
+                (t for t in self.document_tabs() if t.session.doc.path == path.resolve()), None
+            )
+            if existing is not None:
+                self.tabs.setCurrentWidget(existing)
+                continue
+            try:
+                session = DocumentSession.open(path, self)
+            except DesignerError as exc:
+                self.show_error("Cannot open model", str(exc))
+                continue
+            self.add_session(session)
+            self.settings.add_recent(path.resolve())
+        self._refresh_recent()
+
+    def new_document(self) -> None:
+        from designer.ui.dialogs.new_model import NewModelDialog
+
+        dialog = NewModelDialog(self.settings.default_opset, self)
+        if dialog.exec() != NewModelDialog.DialogCode.Accepted:
+            return
+        model = new_model(dialog.chosen_opset, contrib=dialog.with_contrib)
+        self.add_session(DocumentSession(Document(model), self))
+
+    def open_dialog(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Open Model", "", MODEL_FILTER)
+        self.open_files([Path(f) for f in files])
+
+    def save(self, tab: DocumentTab | None = None, save_as: bool = False) -> bool:
+        tab = tab or self.tab()
+        if tab is None:
+            return False
+        path = tab.session.doc.path
+        if save_as or path is None:
+            chosen = self.choose_save_path(tab, path)
+            if chosen is None:
+                return False
+            path = chosen
+        try:
+            tab.session.save(path)
+        except DesignerError as exc:
+            self.show_error("Cannot save model", str(exc))
+            return False
+        recovery.remove_recovery(tab.recovery_id)
+        self.settings.add_recent(path.resolve())
+        self._refresh_recent()
+        self.statusBar().showMessage(f"Saved {path}", 5000)
+        return True
+
+    def choose_save_path(self, tab: DocumentTab, current: Path | None) -> Path | None:
+        start = str(current) if current else "model.onnx"
+        name, _ = QFileDialog.getSaveFileName(self, "Save Model As", start, MODEL_FILTER)
+        return Path(name) if name else None
+
+    def close_tab(self, index: int | None = None) -> bool:
+        """Close a document, asking about unsaved changes; False if the user cancelled."""
+        i = self.tabs.currentIndex() if index is None else index
+        tab = self.tab(i)
+        if tab is None:
+            return True
+        if tab.session.modified:
+            answer = self.ask_save_changes(tab)
+            if answer == "cancel" or (answer == "save" and not self.save(tab)):
+                return False
+        recovery.remove_recovery(tab.recovery_id)
+        self.tabs.removeTab(i)
+        self.undo_group.removeStack(tab.session.undo_stack)
+        tab.view.cancel_layout()
+        tab.session.close()
+        tab.deleteLater()
+        if not self.document_tabs():
+            self.stack.setCurrentWidget(self.welcome)
+        self._update_actions()
+        return True
+
+    def ask_save_changes(self, tab: DocumentTab) -> str:
+        """'save', 'discard' or 'cancel' for a modified document being closed."""
+        buttons = (
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel
+        )
+        answer = QMessageBox.question(
+            self,
+            "Unsaved changes",
+            f"{tab.session.title.rstrip('*')} has unsaved changes. Save them?",
+            buttons,
+        )
+        return {
+            QMessageBox.StandardButton.Save: "save",
+            QMessageBox.StandardButton.Discard: "discard",
+        }.get(answer, "cancel")
+
+    def show_error(self, title: str, message: str) -> None:
+        QMessageBox.critical(self, title, message)
+
+    # --- autosave and recovery -------------------------------------------------------------
+    def autosave(self) -> None:
+        for tab in self.document_tabs():
+            if tab.session.modified:
+                try:
+                    recovery.write_recovery(tab.session.doc, tab.recovery_id)
+                except DesignerError as exc:
+                    self.statusBar().showMessage(f"Autosave failed: {exc}", 8000)
+
+    def offer_recovery(self) -> None:
+        entries = recovery.pending_recoveries()
+        if not entries or not self.ask_restore(entries):
+            for entry in entries:
+                recovery.discard(entry)
+            return
+        for entry in entries:
+            try:
+                session = DocumentSession.open(entry.model, self, base_dir=entry.base_dir)
+            except DesignerError as exc:
+                self.show_error("Cannot restore document", str(exc))
+                continue
+            session.doc.path = entry.original
+            if entry.original is not None and entry.base_dir is None:
+                session.doc.base_dir = entry.model.parent
+            session.undo_stack.resetClean()  # restored work is unsaved
+            tab = self.add_session(session)
+            tab.show_banner(f"Restored unsaved changes from {entry.model.name}; save to keep them.")
+            recovery.discard(entry)
+
+    def ask_restore(self, entries: list[recovery.RecoveryEntry]) -> bool:
+        names = "\n".join(str(e.original or "Untitled") for e in entries)
+        answer = QMessageBox.question(
+            self,
+            "Restore unsaved work",
+            f"ONNX Designer did not exit cleanly. Restore these documents?\n\n{names}",
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    # --- window layout -------------------------------------------------------------------
+    def save_layout(self) -> None:
+        self.settings.store.setValue("window/state", self.saveState())
+        self.settings.store.setValue("window/geometry", self.saveGeometry())
+
+    def apply_layout(self) -> None:
+        state = self.settings.store.value("window/state")
+        geometry = self.settings.store.value("window/geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state)
+        for dock in self.docks:
+            dock.setVisible(True)
+
+    # --- events --------------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
+        event.acceptProposedAction()
+        self.open_files(paths)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        for tab in list(self.document_tabs()):
+            self.tabs.setCurrentWidget(tab)
+            if not self.close_tab(self.tabs.indexOf(tab)):
+                event.ignore()
+                return
+        self.save_layout()
+        self.autosave_timer.stop()
+        event.accept()
+
+    # --- helpers -------------------------------------------------------------------------
+    def _retitle(self, tab: DocumentTab) -> None:
+        index = self.tabs.indexOf(tab)
+        if index >= 0:
+            self.tabs.setTabText(index, tab.session.title)
+            self.tabs.setTabToolTip(index, str(tab.session.doc.path or "not saved yet"))
+        if tab is self.tab():
+            self.setWindowTitle(f"{tab.session.title} — ONNX Designer")
+
+    def _on_current_changed(self, _index: int) -> None:
+        tab = self.tab()
+        self.currentTabChanged.emit(tab)
+        if tab is not None:
+            self.undo_group.setActiveStack(tab.session.undo_stack)
+            self.setWindowTitle(f"{tab.session.title} — ONNX Designer")
+            self._show_problems(tab)
+        else:
+            self.setWindowTitle("ONNX Designer")
+            self.problems.clear()
+        self._update_actions()
+
+    def _show_problems(self, tab: DocumentTab) -> None:
+        if tab is not self.tab():
+            return
+        result = tab.session.check_result
+        if result is None:
+            self.problems.setText("checking…")
+            return
+        errors = len(result.errors)
+        self.problems.setText(f"{errors} error(s)" if errors else "no errors")
+
+    def _refresh_recent(self) -> None:
+        files = self.settings.recent_files
+        self.welcome.set_recent(files)
+        menu = getattr(self, "recent_menu", None)
+        if menu is None:
+            return
+        menu.clear()
+        for path in files:
+            action = menu.addAction(path)
+            action.triggered.connect(lambda _c=False, p=path: self.open_files([Path(p)]))
+        menu.setEnabled(bool(files))
+
+    def _update_actions(self) -> None:
+        has_doc = self.tab() is not None
+        for name in (
+            "save",
+            "save_as",
+            "close",
+            "export_image",
+            "arrange",
+            "fit",
+            "zoom_in",
+            "zoom_out",
+            "zoom_reset",
+            "cut",
+            "copy",
+            "paste",
+            "delete",
+            "select_all",
+        ):
+            action = self.actions_by_name.get(name)
+            if action is not None:
+                action.setEnabled(has_doc)
+
+
+def run_app(paths: list[Path]) -> int:
+    """Start the designer with ``paths`` open (or the welcome page)."""
+    app = QApplication.instance() or QApplication([])
+    app.setApplicationName("ONNX Designer")
+    window = MainWindow()
+    window.apply_layout()
+    window.show()
+    window.offer_recovery()
+    if paths:
+        window.open_files(paths)
+    return int(app.exec())

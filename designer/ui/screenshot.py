@@ -1,0 +1,33 @@
+"""Render the main window with a model to an image (``onnx-designer screenshot``)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtWidgets import QApplication
+
+from designer.core.errors import DesignerError
+
+
+def render_window(model: Path, output: Path, size: tuple[int, int], timeout: float = 60) -> None:
+    from designer.ui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication([])
+    window = MainWindow()
+    window.resize(*size)
+    window.show()
+    window.open_files([model])
+    tab = window.tab()
+    if tab is None:
+        raise DesignerError(f"{model}: the model could not be opened")
+    tab.view.wait_for_layout(int(timeout * 1000))
+    deadline = time.monotonic() + timeout
+    while tab.session.check_result is None and time.monotonic() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
+    tab.view.fit_to_view()
+    app.processEvents()
+    if not window.grab().save(str(output)):
+        raise DesignerError(f"{output}: cannot write the image (check the folder and extension)")
+    window.close()

@@ -1,0 +1,165 @@
+"""A document as the GUI sees it: the core Document, its QUndoStack, its companion layout,
+and type-check results refreshed in the background after every change."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import onnx
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QUndoStack
+
+from designer.core.analysis import CheckResult, check_document
+from designer.core.document import ChangeKind, Document, DocumentEvent
+from designer.core.edits import Edit
+from designer.core.errors import DesignerError
+from designer.core.io import open_document, save_document
+from designer.core.io.companion import LayoutFileError, load_positions, save_positions
+from designer.ui.commands import EditCommand
+
+CHECK_DELAY_MS = 150
+
+
+class _CheckSignals(QObject):
+    done = Signal(int, object)  # generation, CheckResult
+
+
+class _CheckJob(QRunnable):
+    """Checks a private copy of the model on a pool thread (the GUI keeps editing)."""
+
+    def __init__(
+        self, generation: int, model: onnx.ModelProto, keys: dict, signals: _CheckSignals
+    ) -> None:  # type: ignore[type-arg]
+        super().__init__()
+        self.generation = generation
+        self.model = model
+        self.keys = keys
+        self.signals = signals
+
+    def run(self) -> None:
+        doc = Document(self.model)
+        doc.replace_model(self.model, self.keys)  # same node keys as the live document
+        try:
+            result = check_document(doc)
+        except Exception as exc:  # a checker bug must not take the GUI down
+            result = exc
+        self.signals.done.emit(self.generation, result)
+
+
+class DocumentSession(QObject):
+    """Everything the window needs of one open document.
+
+    Changes go through :meth:`push`; listeners connect to ``changed`` (a DocumentEvent)
+    instead of subscribing to the Document directly.
+    """
+
+    changed = Signal(object)  # DocumentEvent
+    checked = Signal(object)  # CheckResult
+    titleChanged = Signal(str)
+    editRejected = Signal(str)  # message of an EditError
+    warning = Signal(str)
+
+    _generations = itertools.count(1)
+
+    def __init__(self, doc: Document, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.doc = doc
+        self.undo_stack = QUndoStack(self)
+        self.check_result: CheckResult | None = None
+        self.layout_warning: str | None = None
+        self._generation = 0
+        self._check_signals = _CheckSignals()
+        self._check_signals.done.connect(self._on_checked)
+        self._check_timer = QTimer(self)
+        self._check_timer.setSingleShot(True)
+        self._check_timer.setInterval(CHECK_DELAY_MS)
+        self._check_timer.timeout.connect(self.check_now)
+        self._unsubscribe = doc.subscribe(self._on_document_event)
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+
+    # --- opening and saving -----------------------------------------------------------------
+    @classmethod
+    def open(
+        cls, path: Path | str, parent: QObject | None = None, base_dir: Path | None = None
+    ) -> DocumentSession:
+        """Open a model and its companion layout (a bad layout file only warns)."""
+        doc = open_document(path, base_dir)
+        session = cls(doc, parent)
+        assert doc.path is not None
+        try:
+            load_positions(doc, doc.path)
+        except LayoutFileError as exc:
+            doc.positions.clear()
+            session.layout_warning = f"{exc}; the nodes were arranged anew"
+        return session
+
+    def save(self, path: Path | str | None = None) -> None:
+        """Save atomically (and the layout beside it); raises DesignerError on failure."""
+        save_document(self.doc, path)
+        assert self.doc.path is not None
+        try:
+            save_positions(self.doc, self.doc.path)
+        except OSError as exc:
+            self.warning.emit(f"the model was saved, but its layout file was not: {exc}")
+        self.undo_stack.setClean()
+        self.titleChanged.emit(self.title)
+
+    # --- state ---------------------------------------------------------------------------
+    @property
+    def modified(self) -> bool:
+        return not self.undo_stack.isClean()
+
+    @property
+    def title(self) -> str:
+        name = self.doc.path.name if self.doc.path is not None else "Untitled"
+        return name + ("*" if self.modified else "")
+
+    def _on_clean_changed(self, _clean: bool) -> None:
+        self.titleChanged.emit(self.title)
+
+    # --- editing -------------------------------------------------------------------------
+    def push(self, edit: Edit) -> bool:
+        """Apply ``edit`` and put it on the undo stack; False (and editRejected) if refused."""
+        try:
+            edit.apply(self.doc)
+        except DesignerError as exc:
+            self.editRejected.emit(str(exc))
+            return False
+        self.undo_stack.push(EditCommand(self.doc, edit, applied=True))
+        return True
+
+    def _on_document_event(self, event: DocumentEvent) -> None:
+        self.changed.emit(event)
+        if event.kind not in (ChangeKind.POSITIONS, ChangeKind.SAVED):
+            self.schedule_check()
+
+    # --- type checking -------------------------------------------------------------------
+    def schedule_check(self) -> None:
+        """Check again shortly (edits in quick succession cause one check)."""
+        self._check_timer.start()
+
+    def check_now(self) -> None:
+        self._check_timer.stop()
+        self._generation = next(self._generations)
+        snapshot = onnx.ModelProto()
+        snapshot.CopyFrom(self.doc.model)
+        job = _CheckJob(self._generation, snapshot, self.doc.all_keys(), self._check_signals)
+        QThreadPool.globalInstance().start(job)
+
+    def _on_checked(self, generation: int, result: object) -> None:
+        if generation != self._generation:
+            return  # a newer check is on its way
+        if isinstance(result, Exception):
+            self.warning.emit(f"the type checker failed: {type(result).__name__}: {result}")
+            return
+        assert isinstance(result, CheckResult)
+        self.check_result = result
+        self.checked.emit(result)
+
+    def close(self) -> None:
+        """Stop background work and detach from the document (the tab is going away)."""
+        self._check_timer.stop()
+        self._generation = -1
+        self._unsubscribe()
+        self.undo_stack.cleanChanged.disconnect(self._on_clean_changed)

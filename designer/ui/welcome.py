@@ -1,0 +1,58 @@
+"""The welcome page (D-7): recent files, New and Open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+class WelcomePage(QWidget):
+    openRequested = Signal(str)
+    newRequested = Signal()
+    openDialogRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(48, 36, 48, 36)
+        title = QLabel("<h1>ONNX Designer</h1><p>Open a model, or start a new one.</p>")
+        layout.addWidget(title)
+        buttons = QHBoxLayout()
+        new = QPushButton("New Model…")
+        new.clicked.connect(self.newRequested)
+        open_ = QPushButton("Open Model…")
+        open_.clicked.connect(self.openDialogRequested)
+        buttons.addWidget(new)
+        buttons.addWidget(open_)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        layout.addWidget(QLabel("<h3>Recent files</h3>"))
+        self.recent = QListWidget()
+        self.recent.itemActivated.connect(self._activated)
+        layout.addWidget(self.recent, 1)
+        self.empty = QLabel("No recent files yet.")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.empty)
+
+    def set_recent(self, files: list[str]) -> None:
+        self.recent.clear()
+        for path in files:
+            item = QListWidgetItem(f"{Path(path).name}    —    {path}")
+            item.setData(Qt.ItemDataRole.UserRole, path)
+            item.setToolTip(path)
+            self.recent.addItem(item)
+        self.empty.setVisible(not files)
+        self.recent.setVisible(bool(files))
+
+    def _activated(self, item: QListWidgetItem) -> None:
+        self.openRequested.emit(str(item.data(Qt.ItemDataRole.UserRole)))
