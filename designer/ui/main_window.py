@@ -5,19 +5,23 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QUndoGroup
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
+    QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QStackedWidget,
     QTabWidget,
+    QToolButton,
     QUndoView,
     QVBoxLayout,
     QWidget,
@@ -53,6 +57,15 @@ class DocumentTab(QWidget):
         self.banner.setVisible(False)
         layout.addWidget(self.banner)
         self.view = CanvasView(session, settings=canvas_settings)
+        self.toolbar = QHBoxLayout()
+        self.toolbar.setContentsMargins(4, 2, 4, 2)
+        self.controls = QToolButton()
+        self.controls.setText("Canvas ▾")
+        self.controls.setToolTip("Canvas settings and the list of navigation controls")
+        self.controls.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.toolbar.addWidget(self.controls)
+        self.toolbar.addStretch(1)
+        layout.addLayout(self.toolbar)
         layout.addWidget(self.view, 1)
 
     def show_banner(self, text: str) -> None:
@@ -99,6 +112,8 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.history)
         self.resizeDocks([self.history], [260], Qt.Orientation.Horizontal)
         self.docks: list[QDockWidget] = [self.history]
+        #: Plug-ins add entries to the canvas context menu: f(menu, view, scene_pos).
+        self.canvas_menu_hooks: list[Callable[[QMenu, CanvasView, QPointF], None]] = []
 
         self.problems = QLabel()
         self.statusBar().addPermanentWidget(self.problems)
@@ -152,6 +167,12 @@ class MainWindow(QMainWindow):
         session.warning.connect(lambda message, tab=tab: tab.show_banner(message))
         session.checked.connect(lambda _r, tab=tab: self._show_problems(tab))
         tab.view.statusMessage.connect(lambda message: self.statusBar().showMessage(message, 8000))
+        tab.view.contextMenuRequested.connect(
+            lambda global_pos, scene_pos, tab=tab: self.canvas_menu(tab, scene_pos).popup(
+                global_pos
+            )
+        )
+        tab.controls.setMenu(self._controls_menu(tab))
         tab.view.selectionChanged.connect(
             lambda keys, tab=tab: self.selectionChanged.emit(keys) if tab is self.tab() else None
         )
@@ -161,6 +182,34 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.tabs)
         session.check_now()
         return tab
+
+    def canvas_menu(self, tab: DocumentTab, scene_pos: QPointF) -> QMenu:
+        """The canvas context menu: editing, arrangement, every dock window, plug-in items."""
+        menu = QMenu(tab.view)
+        for name in ("cut", "copy", "paste", "delete", "select_all", None, "arrange", "fit"):
+            if name is None:
+                menu.addSeparator()
+            else:
+                menu.addAction(self.actions_by_name[name])
+        for hook in self.canvas_menu_hooks:
+            hook(menu, tab.view, scene_pos)
+        menu.addSeparator()
+        menu.addMenu(self.windows_menu)
+        return menu
+
+    def _controls_menu(self, tab: DocumentTab) -> QMenu:
+        menu = QMenu(tab.controls)
+        menu.addAction(self.actions_by_name["show_grid"])
+        menu.addAction(self.actions_by_name["show_constants"])
+        menu.addAction(self.actions_by_name["fit"])
+        menu.addAction(self.actions_by_name["arrange"])
+        menu.addSeparator()
+        controls = menu.addMenu("Navigation controls")
+        for line in tab.view.settings_help().splitlines():
+            if line.strip() and not line.rstrip().endswith(":"):
+                entry = controls.addAction(line.strip())
+                entry.setEnabled(False)  # a reference list, not commands
+        return menu
 
     def open_files(self, paths: list[Path]) -> None:
         """Open each model in its own tab; a file that fails shows a message and the others

@@ -107,7 +107,7 @@ def build_menus(window: MainWindow) -> dict[str, QAction]:
     constants.toggled.connect(lambda on: set_constants(window, on))
     menus["View"].addSeparator()
     add("View", "arrange", "&Arrange Nodes", on_view(lambda v: v.arrange_nodes()), "Ctrl+L")
-    add("View", "fit", "&Fit to View", on_view(lambda v: v.fit_to_view()), "Ctrl+0")
+    add("View", "fit", "&Fit to View", on_view(lambda v: v.fit_to_view()), "F")
     add(
         "View",
         "zoom_in",
@@ -122,7 +122,7 @@ def build_menus(window: MainWindow) -> dict[str, QAction]:
         on_view(lambda v: v.zoom_out()),
         QKeySequence.StandardKey.ZoomOut,
     )
-    add("View", "zoom_reset", "&Actual Size", on_view(lambda v: v.reset_zoom()), "Ctrl+1")
+    add("View", "zoom_reset", "&Actual Size", on_view(lambda v: v.reset_zoom()), "Ctrl+0")
 
     # Window
     add("Window", "save_layout", "&Save Window Layout", window.save_layout)

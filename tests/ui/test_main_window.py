@@ -270,3 +270,22 @@ def test_welcome_recent_entry_opens(window: MainWindow, resnet_path: Path, qtbot
     item = window.welcome.recent.item(0)
     window.welcome.recent.itemActivated.emit(item)
     assert window.tabs.count() == 1
+
+
+def test_canvas_context_menu_and_controls_button(
+    window: MainWindow, resnet_path: Path, qtbot: QtBot
+) -> None:
+    open_and_wait(window, resnet_path, qtbot)
+    tab = window.tab()
+    assert tab is not None
+    seen = []
+    window.canvas_menu_hooks.append(lambda menu, view, pos: seen.append(view))
+    menu = window.canvas_menu(tab, QPointF(0, 0))
+    texts = [a.text() for a in menu.actions()]
+    assert "&Arrange Nodes" in texts and "&Windows" in texts
+    assert seen == [tab.view]
+    controls = tab.controls.menu()
+    assert controls is not None
+    navigation = next(a for a in controls.actions() if a.text() == "Navigation controls")
+    lines = [a.text() for a in navigation.menu().actions()]
+    assert any("Ctrl + mouse wheel" in line for line in lines)
