@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from designer.core.errors import DesignerError
 
@@ -81,7 +81,36 @@ class _Runner(QRunnable):
 
 
 def start_job(work: Work, parent: QObject | None = None) -> Job:
-    """Run ``work`` on the global thread pool; see the module docstring."""
+    """Run ``work`` on the global thread pool; see the module docstring.
+
+    The work starts on the next turn of the event loop, so the caller can connect the
+    job's signals first even when the work is over in microseconds."""
     job = Job(parent)
+    runner = _Runner(job, work)
+    QTimer.singleShot(0, lambda: QThreadPool.globalInstance().start(runner))
+    return job
+
+
+def start_job_with(
+    work: Work,
+    parent: QObject | None = None,
+    *,
+    finished: Callable[[Any], object] | None = None,
+    failed: Callable[[str], object] | None = None,
+    cancelled: Callable[[], object] | None = None,
+    progress: Callable[[float, str], object] | None = None,
+) -> Job:
+    """:func:`start_job` with its slots connected BEFORE the work starts: a signal emitted
+    from the pool thread reaches only slots connected at that moment, so a fast job could
+    otherwise finish before the caller of ``start_job`` has connected to it."""
+    job = Job(parent)
+    for signal, slot in (
+        (job.finished, finished),
+        (job.failed, failed),
+        (job.cancelled, cancelled),
+        (job.progress, progress),
+    ):
+        if slot is not None:
+            signal.connect(slot)
     QThreadPool.globalInstance().start(_Runner(job, work))
     return job

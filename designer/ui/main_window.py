@@ -90,6 +90,9 @@ class MainWindow(QMainWindow):
         self.resize(1400, 900)
         self.setAcceptDrops(True)
         self.undo_group = QUndoGroup(self)
+        self.menus: dict[str, QMenu] = {}  # filled by build_menus: "File", "Edit", …
+        self.recent_menu: QMenu | None = None
+        self.windows_menu = QMenu("&Windows", self)
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -109,15 +112,15 @@ class MainWindow(QMainWindow):
         self.history = QDockWidget("History", self)
         self.history.setObjectName("dock_history")
         self.history.setWidget(QUndoView(self.undo_group))
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.history)
-        self.resizeDocks([self.history], [260], Qt.Orientation.Horizontal)
-        self.docks: list[QDockWidget] = [self.history]
+        self.docks: list[QDockWidget] = []
         #: Plug-ins add entries to the canvas context menu: f(menu, view, scene_pos).
         self.canvas_menu_hooks: list[Callable[[QMenu, CanvasView, QPointF], None]] = []
 
         self.problems = QLabel()
         self.statusBar().addPermanentWidget(self.problems)
         self._install_plugins("designer.ui.docks", "create_dock")
+        self.docks.append(self.history)  # last: the Parameters tab shows first on the right
+        self._arrange_docks()
         self.actions_by_name: dict[str, QAction] = build_menus(self)
         self._install_plugins("designer.ui.tools", "install")
         self._default_state = self.saveState()
@@ -139,8 +142,35 @@ class MainWindow(QMainWindow):
             if isinstance(result, QDockWidget):
                 if not result.objectName():
                     result.setObjectName(f"dock_{info.name}")
-                self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, result)
                 self.docks.append(result)
+
+    #: Where docks go by default (Nsight's layout): name fragment → area; tabbed per area.
+    DOCK_AREAS = (
+        ("palette", Qt.DockWidgetArea.LeftDockWidgetArea),
+        ("explorer", Qt.DockWidgetArea.LeftDockWidgetArea),
+        ("type_check", Qt.DockWidgetArea.BottomDockWidgetArea),
+        ("log", Qt.DockWidgetArea.BottomDockWidgetArea),
+    )
+
+    def _arrange_docks(self) -> None:
+        """Default layout: docks grouped as tabs per side, so any number of them fits."""
+        groups: dict[Qt.DockWidgetArea, list[QDockWidget]] = {}
+        for dock in self.docks:
+            area = next(
+                (a for part, a in self.DOCK_AREAS if part in dock.objectName()),
+                Qt.DockWidgetArea.RightDockWidgetArea,
+            )
+            self.addDockWidget(area, dock)
+            groups.setdefault(area, []).append(dock)
+        for docks in groups.values():
+            for other in docks[1:]:
+                self.tabifyDockWidget(docks[0], other)
+            docks[0].raise_()
+        self.resizeDocks(
+            [g[0] for a, g in groups.items() if a != Qt.DockWidgetArea.BottomDockWidgetArea],
+            [280 for a in groups if a != Qt.DockWidgetArea.BottomDockWidgetArea],
+            Qt.Orientation.Horizontal,
+        )
 
     # --- documents -----------------------------------------------------------------------
     def tab(self, index: int | None = None) -> DocumentTab | None:

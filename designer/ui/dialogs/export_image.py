@@ -75,7 +75,7 @@ class ExportImageDialog(QDialog):
         form.addRow("Scale (PNG/JPEG):", self.scale)
         row = QHBoxLayout()
         doc_path = view.session.doc.path
-        default = (doc_path.with_suffix(".png") if doc_path else Path.home() / "canvas.png")
+        default = doc_path.with_suffix(".png") if doc_path else Path.home() / "canvas.png"
         self.path = QLineEdit(str(default))
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)

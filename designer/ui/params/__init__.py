@@ -1,0 +1,1 @@
+"""Widgets of the Parameters and Initializer windows: attribute rows, panels, editors."""

@@ -1,0 +1,2 @@
+"""Qt item models (QAbstractItemModel adapters) over the Document and the schema registry,
+shared by the docks and tools that show them."""
