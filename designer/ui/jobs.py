@@ -100,10 +100,8 @@ def start_job_with(
     cancelled: Callable[[], object] | None = None,
     progress: Callable[[float, str], object] | None = None,
 ) -> Job:
-    """:func:`start_job` with its slots connected BEFORE the work starts: a signal emitted
-    from the pool thread reaches only slots connected at that moment, so a fast job could
-    otherwise finish before the caller of ``start_job`` has connected to it."""
-    job = Job(parent)
+    """:func:`start_job` with its slots given up front (a convenience)."""
+    job = start_job(work, parent)
     for signal, slot in (
         (job.finished, finished),
         (job.failed, failed),
@@ -112,5 +110,4 @@ def start_job_with(
     ):
         if slot is not None:
             signal.connect(slot)
-    QThreadPool.globalInstance().start(_Runner(job, work))
     return job

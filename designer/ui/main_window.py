@@ -303,7 +303,14 @@ class MainWindow(QMainWindow):
         """Close a document, asking about unsaved changes; False if the user cancelled."""
         i = self.tabs.currentIndex() if index is None else index
         tab = self.tab(i)
-        if tab is None:
+        if tab is None:  # another kind of tab (a report): let it stop its work, then close
+            widget = self.tabs.widget(i)
+            if widget is not None:
+                getattr(widget, "close_tab_requested", lambda: None)()
+                self.tabs.removeTab(i)
+                widget.deleteLater()
+            if self.tabs.count() == 0:
+                self.stack.setCurrentWidget(self.welcome)
             return True
         if tab.session.modified:
             answer = self.ask_save_changes(tab)
@@ -315,7 +322,7 @@ class MainWindow(QMainWindow):
         tab.view.cancel_layout()
         tab.session.close()
         tab.deleteLater()
-        if not self.document_tabs():
+        if self.tabs.count() == 0:  # report tabs count too
             self.stack.setCurrentWidget(self.welcome)
         self._update_actions()
         return True

@@ -20,6 +20,7 @@ class WelcomePage(QWidget):
     openRequested = Signal(str)
     newRequested = Signal()
     openDialogRequested = Signal()
+    startActivityRequested = Signal()  # D-7: profile a model without opening it
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -32,8 +33,12 @@ class WelcomePage(QWidget):
         new.clicked.connect(self.newRequested)
         open_ = QPushButton("Open Model…")
         open_.clicked.connect(self.openDialogRequested)
+        activity = QPushButton("Start Activity…")
+        activity.setToolTip("Profile a model on this machine or a remote target")
+        activity.clicked.connect(self.startActivityRequested)
         buttons.addWidget(new)
         buttons.addWidget(open_)
+        buttons.addWidget(activity)
         buttons.addStretch(1)
         layout.addLayout(buttons)
         layout.addWidget(QLabel("<h3>Recent files</h3>"))

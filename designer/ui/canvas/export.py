@@ -89,9 +89,9 @@ def raster_size(source: QRectF, scale: float) -> tuple[int, int, float, str]:
     if factor >= 1.0:
         return max(1, math.ceil(w)), max(1, math.ceil(h)), scale, ""
     used = scale * factor
-    width, height = (
-        max(1, math.ceil(source.width() * used)),
-        max(1, math.ceil(source.height() * used)),
+    width, height = (  # round first: 399.99999 or 400.0000001 must give 400
+        max(1, math.ceil(round(source.width() * used, 6))),
+        max(1, math.ceil(round(source.height() * used, 6))),
     )
     message = (
         f"The image would be {math.ceil(w):,}×{math.ceil(h):,} pixels, more than the limit of "

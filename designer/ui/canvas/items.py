@@ -21,6 +21,7 @@ NODE_Z = 1.0
 EDGE_Z = 0.0
 _TRI = {True: st.TRIANGLE_OPTIONAL, False: st.TRIANGLE}
 _NO_PEN = QPen(Qt.PenStyle.NoPen)
+_LIGHT_TEXT = QColor("#ffffff")
 _NO_TAGS: list[tuple[int, str, str]] = []  # shared empty list (never mutated)
 
 
@@ -36,6 +37,8 @@ class NodeItem(QGraphicsItem):
     __slots__ = (
         "_bounds",
         "color",
+        "heat",
+        "heat_label",
         "height",
         "key",
         "label",
@@ -52,6 +55,8 @@ class NodeItem(QGraphicsItem):
         self.problem = 0  # 0 none, 1 warning, 2 error
         self.problem_text = ""
         self.tags: list[tuple[int, str, str]] = _NO_TAGS  # (input slot, input name, label)
+        self.heat = -1.0  # profile overlay: 0..1 of the hottest node, -1 when none
+        self.heat_label = ""
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(NODE_Z)
         self.set_view(view, size)
@@ -80,6 +85,12 @@ class NodeItem(QGraphicsItem):
     def set_problem(self, level: int, text: str) -> None:
         if (level, text) != (self.problem, self.problem_text):
             self.problem, self.problem_text = level, text
+            self.update()
+
+    def set_heat(self, heat: float, label: str = "") -> None:
+        """Profile overlay: tint by ``heat`` (0..1, -1 clears) and show ``label`` (a share)."""
+        if (heat, label) != (self.heat, self.heat_label):
+            self.heat, self.heat_label = heat, label
             self.update()
 
     def _update_bounds(self) -> None:
@@ -162,9 +173,13 @@ class NodeItem(QGraphicsItem):
             if view.kind == NodeKind.INPUT
             else (st.OUTPUT_FILL)
         )
+        hot = self.heat >= 0.0 and is_op
+        if hot:
+            fill = heat_color(self.heat)
         if lod < st.LOD_TERMINALS:  # far away: a plain box in the category colour
             painter.setPen(_NO_PEN)
-            painter.setBrush(st.SELECTED if selected else self.color if is_op else fill.darker(130))
+            box = fill if hot else self.color if is_op else fill.darker(130)
+            painter.setBrush(st.SELECTED if selected else box)
             painter.drawRect(self.rect())
             return
         pen = QPen(st.SELECTED if selected else st.NODE_BORDER, 2.2 if selected else 1.0)
@@ -181,7 +196,8 @@ class NodeItem(QGraphicsItem):
             self._paint_tags(painter, lod)
         if lod < st.LOD_TEXT:
             return
-        painter.setPen(st.TEXT)
+        light = hot and self.heat > 0.55  # white text on the hottest (red) boxes
+        painter.setPen(_LIGHT_TEXT if light else st.TEXT)
         painter.setFont(st.name_font())
         if is_op:
             painter.drawText(
@@ -189,10 +205,11 @@ class NodeItem(QGraphicsItem):
                 Qt.AlignmentFlag.AlignCenter,
                 self.label,
             )
-            painter.setPen(st.TEXT_DIM)
+            painter.setPen(_LIGHT_TEXT if light else st.TEXT_DIM)
             painter.setFont(st.type_font())
+            kind = f"{view.op_type}  {self.heat_label}" if hot else view.op_type
             painter.drawText(
-                QRectF(0.0, 21.0, self.width, 16.0), Qt.AlignmentFlag.AlignCenter, view.op_type
+                QRectF(0.0, 21.0, self.width, 16.0), Qt.AlignmentFlag.AlignCenter, kind
             )
         else:
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.label)
@@ -256,6 +273,12 @@ class NodeItem(QGraphicsItem):
             Qt.AlignmentFlag.AlignCenter,
             "!",
         )
+
+
+def heat_color(heat: float) -> QColor:
+    """Overlay fill for ``heat`` in 0..1: pale yellow through orange to red."""
+    h = min(max(heat, 0.0), 1.0)
+    return QColor.fromHsvF(0.16 * (1.0 - h), 0.12 + 0.68 * h, 1.0 - 0.08 * h)
 
 
 def _nearest(x: float, width: float, count: int) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
 from PySide6.QtCore import QLineF, QObject, QRectF
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QStyleOptionGraphicsItem
@@ -25,6 +26,10 @@ from designer.ui.canvas.items import EdgeItem, NodeItem, edge_path_xy
 from designer.ui.canvas.placement import Placement, Point, place_missing, proxied_inputs
 
 MARGIN = 400.0
+
+
+#: Room around node boxes for terminals, problem icons and proxy tags.
+CONTENT_PAD = 40.0
 
 
 class CanvasScene(QGraphicsScene):
@@ -52,7 +57,9 @@ class CanvasScene(QGraphicsScene):
         self.routes: dict[tuple[int, int], list[Point]] = {}
         self.proxied: dict[int, str] = {}
         self._problems: dict[int, tuple[int, str]] = {}
+        self._overlay: dict[int, tuple[float, str]] = {}  # key -> (heat 0..1, label)
         self.generation = 0  # bumped on every geometry change (the overview cache key)
+        self._content: QRectF | None = None  # cached content_rect
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
 
     # --- building --------------------------------------------------------------------------
@@ -101,6 +108,7 @@ class CanvasScene(QGraphicsScene):
             self._add_edges(self.graph.edges)
             self._set_tags(self.graph.edges)
             self._apply_problems(self.node_items)
+            self._apply_overlay(self.node_items)
             self.update_scene_rect()
             self.generation += 1
 
@@ -192,6 +200,7 @@ class CanvasScene(QGraphicsScene):
             )
             self.update_edges(changed)
             self._apply_problems({k: self.node_items[k] for k in changed if k in self.node_items})
+            self._apply_overlay({k: self.node_items[k] for k in changed if k in self.node_items})
             self.update_scene_rect()
             self.generation += 1
             return changed
@@ -262,25 +271,57 @@ class CanvasScene(QGraphicsScene):
             level, text = self._problems.get(key, (0, ""))
             item.set_problem(level, text)
 
+    # --- profile overlay ------------------------------------------------------------------
+    def set_overlay(self, shares: dict[int, float] | None) -> None:
+        """Tint nodes by their share of time (key -> 0..1); colours are relative to the
+        hottest node, labels show the share itself. None (or empty) clears the overlay."""
+        touched = set(self._overlay)
+        self._overlay = {}
+        if shares:
+            top = max(shares.values()) or 1.0
+            self._overlay = {k: (v / top, f"{100.0 * v:.1f}%") for k, v in shares.items()}
+        touched |= set(self._overlay)
+        self._apply_overlay({k: self.node_items[k] for k in touched if k in self.node_items})
+
+    def _apply_overlay(self, items: dict[int, NodeItem]) -> None:
+        for key, item in items.items():
+            heat, label = self._overlay.get(key, (-1.0, ""))
+            item.set_heat(heat, label)
+
+    def overlay_keys(self) -> set[int]:
+        return set(self._overlay)
+
     def problem_keys(self) -> set[int]:
         return set(self._problems)
 
     # --- extent and background ---------------------------------------------------------------
     def content_rect(self) -> QRectF:
-        """Bounding box of all nodes (with terminals and proxies) and link bend points."""
+        """Bounding box of all nodes (padded for terminals and proxies) and link bend points,
+        as of the last :meth:`update_scene_rect` (which every change of the drawing calls)."""
+        if self._content is None:
+            self._content = self._measure_content()
+        return QRectF(self._content)
+
+    def _measure_content(self) -> QRectF:
+        """Computed from the positions table and node sizes with numpy: asking 100k items for
+        their scene bounding rects costs over half a second."""
         if not self.node_items:
             return QRectF()
-        boxes = [i.sceneBoundingRect() for i in self.node_items.values()]
-        left = min(b.left() for b in boxes)
-        top = min(b.top() for b in boxes)
-        right = max(b.right() for b in boxes)
-        bottom = max(b.bottom() for b in boxes)
+        items = list(self.node_items.values())
+        table = self.positions
+        xy = np.array([table[i.key] for i in items], dtype=np.float64)
+        wh = np.array([(i.width, i.height) for i in items], dtype=np.float64)
+        pad = CONTENT_PAD
+        left, top = float(xy[:, 0].min()) - pad, float(xy[:, 1].min()) - pad
+        right = float((xy[:, 0] + wh[:, 0]).max()) + pad
+        bottom = float((xy[:, 1] + wh[:, 1]).max()) + pad
         for bends in self.routes.values():
             for x, _y in bends:
                 left, right = min(left, x - 40.0), max(right, x + 40.0)
         return QRectF(left, top, right - left, bottom - top)
 
     def update_scene_rect(self) -> None:
+        self._content = None
         rect = self.content_rect()
         if rect.isNull():
             rect = QRectF(0, 0, 800, 600)

@@ -120,13 +120,13 @@ def text_width(text: str, which: str = "name") -> float:
     """Width of ``text`` in font ``which`` from cached per-character advances (no kerning:
     within a pixel or two of QFontMetricsF, ~10x cheaper for many short names)."""
     table = _ADVANCE[which]
-    total = 0.0
-    for ch in text:
-        advance = table.get(ch)
-        if advance is None:
-            advance = table[ch] = _metrics(which).horizontalAdvance(ch)
-        total += advance
-    return total
+    try:
+        return float(sum(map(table.__getitem__, text)))
+    except KeyError:  # a character not seen yet: measure the missing ones once
+        metrics = _metrics(which)
+        for ch in set(text) - table.keys():
+            table[ch] = metrics.horizontalAdvance(ch)
+        return float(sum(map(table.__getitem__, text)))
 
 
 def node_size(node: ViewNode) -> tuple[float, float]:

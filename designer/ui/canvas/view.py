@@ -312,6 +312,12 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
         self._pending = True
         self.flush()
 
+    def set_overlay(self, shares: dict[int, float] | None) -> None:
+        """Colour nodes by their share of profiled time (node key -> 0..1); None clears."""
+        self.flush()
+        self.canvas.set_overlay(shares)
+        self.overview.invalidate()
+
     def settings_help(self) -> str:
         return NAVIGATION_HELP
 

@@ -1,0 +1,308 @@
+"""The activity dialog (local runs, cancel, failures, bad input), the dependency panel, the
+connections dialog (add/edit/remove/test against a real sshd) and the host key dialog."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from designer.activities.connections import ConnectionStore
+from designer.activities.deploy import DependencyState, DependencyStatus
+from designer.activities.targets.hostkeys import HostKeyDecision, HostKeyInfo
+from designer.core.edits import MoveNodes
+from designer.core.scope import MAIN_SCOPE
+from designer.ui.dialogs.activity_dialog import ActivityDialog
+from designer.ui.dialogs.connections_dialog import ConnectionsDialog
+from designer.ui.dialogs.dependency_panel import DependencyPanel
+from designer.ui.dialogs.host_key_dialog import GuiHostKeyDecider, HostKeyDialog
+from designer.ui.jobs import start_job
+from designer.ui.main_window import MainWindow
+from designer.ui.reports.report_tab import ReportTab
+from designer.ui.settings import Settings
+from designer.ui.tools import activities as tools
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "resources" / "examples" / "tiny_cnn.onnx"
+SHOTS = ROOT / "docs" / "screenshots"
+sys.path.append(str(ROOT / "tests" / "activities"))
+import sshd  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ONNX_DESIGNER_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("ONNX_DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
+    monkeypatch.setenv("ONNX_DESIGNER_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def window(qtbot: QtBot) -> Iterator[MainWindow]:
+    win = MainWindow(Settings())
+    qtbot.addWidget(win)
+    win.show_error = lambda title, message: None  # type: ignore[method-assign]
+    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
+    win.resize(1400, 900)
+    win.show()
+    yield win
+    for tab in win.document_tabs():
+        tab.session.undo_stack.setClean()
+    win.close()
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    path = tmp_path / "models" / "tiny cnn.onnx"
+    path.parent.mkdir()
+    shutil.copy(EXAMPLE, path)
+    return path
+
+
+def ready_dialog(window: MainWindow, qtbot: QtBot, model: Path | None) -> ActivityDialog:
+    dialog = ActivityDialog(window, model)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitUntil(lambda: dialog.job is None and bool(dialog.deps.statuses), timeout=30_000)
+    if model is not None:
+        qtbot.waitUntil(lambda: dialog.form.dims.rowCount() > 0, timeout=10_000)
+    return dialog
+
+
+# --- activity dialog --------------------------------------------------------------------------
+def test_local_run_opens_a_report_tab(window: MainWindow, qtbot: QtBot, model: Path) -> None:
+    dialog = ready_dialog(window, qtbot, model)
+    assert dialog.deps.state_of("venv") is DependencyState.CURRENT
+    assert dialog.form.provider.itemText(0) == "CPUExecutionProvider"
+    assert dialog.form.dim_values() == {"batch": 1}
+    assert not dialog.deploy_button.isEnabled()  # nothing is deployed locally
+    dialog.form.iterations.setValue(5)
+    dialog.form.dims.cellWidget(0, 1).setValue(2)  # type: ignore[union-attr]
+    assert dialog.run() is not None
+    assert dialog.run() is None  # one run at a time
+    qtbot.waitUntil(lambda: dialog.job is None, timeout=60_000)
+    outcome = dialog.outcome
+    assert outcome is not None and outcome.result.status == "ok", dialog.status.text()
+    assert outcome.result.profile == model.with_name("tiny cnn.ort-profile.json")
+    assert "iteration" in dialog.log.toPlainText()
+    tab = window.tabs.currentWidget()
+    assert isinstance(tab, ReportTab) and tab.model == model
+    assert tab.node_table.model.rowCount() >= 5
+    assert tab.report.summary.measured_runs == 5
+    assert "[2," in tab.report.nodes[0].input_shapes  # batch = 2 was used
+    dialog.grab().save(str(SHOTS / "activity_dialog.png"))
+
+
+def test_cancel_stops_the_run(window: MainWindow, qtbot: QtBot, model: Path) -> None:
+    dialog = ready_dialog(window, qtbot, model)
+    dialog.form.iterations.setValue(1_000_000)
+    dialog.run()
+    qtbot.waitUntil(lambda: "warm-up" in dialog.log.toPlainText(), timeout=30_000)
+    dialog.reject()  # closing while it runs cancels first
+    assert dialog.isVisible()
+    qtbot.waitUntil(lambda: dialog.job is None, timeout=30_000)
+    assert dialog.outcome is not None and dialog.outcome.result.status == "cancelled"
+    assert dialog.status.text().startswith("Cancelled")
+    assert "loading" in dialog.log.toPlainText()  # the log is kept
+    assert dialog.run_button.isEnabled() and not dialog.cancel_button.isEnabled()
+
+
+def test_failing_run_keeps_the_log(window: MainWindow, qtbot: QtBot, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"\x08\x07garbage that is not a model")
+    dialog = ready_dialog(window, qtbot, None)
+    dialog.form.set_model(broken)
+    dialog.run()
+    qtbot.waitUntil(lambda: dialog.job is None, timeout=60_000)
+    assert dialog.outcome is not None and dialog.outcome.result.status == "failed"
+    assert dialog.status.text().startswith("Failed:")
+    assert "error:" in dialog.log.toPlainText()
+    assert not isinstance(window.tabs.currentWidget(), ReportTab)
+
+
+def test_bad_options_change_nothing(window: MainWindow, qtbot: QtBot, tmp_path: Path) -> None:
+    dialog = ready_dialog(window, qtbot, None)
+    assert dialog.run() is None
+    assert "choose the ONNX model" in dialog.status.text()
+    dialog.form.set_model(tmp_path / "missing.onnx")
+    assert dialog.run() is None and "does not exist" in dialog.status.text()
+    dialog.form.set_model(EXAMPLE)
+    dialog.form.folder_choice.setChecked(True)
+    assert dialog.run() is None and "input data folder" in dialog.status.text()
+    assert dialog.log.toPlainText() == "" and dialog.job is None
+
+
+def test_unsaved_document_is_saved_or_refused(
+    window: MainWindow, qtbot: QtBot, model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window.open_files([model])
+    tab = window.tab()
+    assert tab is not None and tab.view.wait_for_layout(30_000)
+    key = tab.session.doc.scope().keys[0]
+    tab.session.push(MoveNodes(MAIN_SCOPE, {key: (400.0, 400.0)}))
+    monkeypatch.setattr(tools, "ask_save_before_profile", lambda w, t: "cancel")
+    assert tools.profile_model(window) is None
+    assert "must be saved" in window.statusBar().currentMessage()
+    monkeypatch.setattr(tools, "ask_save_before_profile", lambda w, t: "saved")
+    dialog = tools.profile_model(window)
+    assert dialog is not None and dialog.form.model_path() == model.resolve()
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.job is None, timeout=30_000)
+    dialog.close()
+
+
+def test_menus_and_welcome_button(window: MainWindow, qtbot: QtBot) -> None:
+    for name in ("profile_model", "remote_connections", "open_profile"):
+        assert name in window.actions_by_name
+    assert window.actions_by_name["open_profile"] in window.menus["File"].actions()
+    window.welcome.startActivityRequested.emit()
+    dialogs = window.findChildren(ActivityDialog)
+    assert len(dialogs) == 1 and dialogs[0].form.model_path() is None
+    qtbot.waitUntil(lambda: dialogs[0].job is None, timeout=30_000)
+    dialogs[0].close()
+
+
+def test_dependency_panel_statuses(qtbot: QtBot) -> None:
+    panel = DependencyPanel()
+    qtbot.addWidget(panel)
+    panel.set_busy("Checking…")
+    panel.set_statuses(
+        [
+            DependencyStatus("python", "Python ≥ 3.9", DependencyState.CURRENT, "/usr/bin/python3"),
+            DependencyStatus("venv", "Python packages", DependencyState.MISSING),
+            DependencyStatus("runners", "Runner scripts", DependencyState.OUTDATED, "x.py"),
+        ]
+    )
+    texts = [panel.tree.topLevelItem(i).text(1) for i in range(3)]
+    assert texts == ["current", "missing — will be deployed", "outdated — will be deployed"]
+    assert all(not panel.tree.topLevelItem(i).icon(1).isNull() for i in range(3))
+    assert panel.needs_deploy() and panel.progress.value() == 3
+    panel.set_status(2, 3, DependencyStatus("venv", "Python packages", DependencyState.CURRENT))
+    assert panel.tree.topLevelItemCount() == 3 and panel.state_of("venv").value == "current"  # type: ignore[union-attr]
+
+
+# --- connections and host keys ------------------------------------------------------------------
+def fill(dialog: ConnectionsDialog, **fields: str) -> None:
+    for name, value in fields.items():
+        getattr(dialog, name).setText(value)
+
+
+def test_connections_add_edit_remove(qtbot: QtBot, tmp_path: Path) -> None:
+    dialog = ConnectionsDialog()
+    qtbot.addWidget(dialog)
+    dialog.ask_confirm = lambda text: True  # type: ignore[method-assign]
+    assert dialog.save_form() is None and "host and a user" in dialog.result_label.text()
+    fill(dialog, host="jetson.local", user="nvidia")
+    dialog.auth.setCurrentIndex(dialog.auth.findData("password"))
+    dialog.password.setText("s3cret pw")
+    conn = dialog.save_form()
+    assert conn is not None and conn.name == "nvidia@jetson.local:22"
+    store = ConnectionStore()
+    assert [c.name for c in store.list()] == ["nvidia@jetson.local:22"]
+    assert "s3cret" not in store.path.read_text()  # never in the file
+    assert (
+        "for this session" in dialog.result_label.text() or "keyring" in dialog.result_label.text()
+    )
+    dialog.port.setValue(2222)
+    fill(dialog, name="jetson", deploy_dir="work/od")
+    assert dialog.save_form() is not None
+    saved = store.list()
+    assert [(c.name, c.port, c.deploy_dir) for c in saved] == [("jetson", 2222, "work/od")]
+    dialog.new_connection()
+    fill(dialog, host="gpu", user="me", key_file=str(tmp_path / "no_key"))
+    assert dialog.save_form() is None and "does not exist" in dialog.result_label.text()
+    dialog.list.setCurrentRow(0)
+    dialog.remove_selected()
+    assert store.list() == []
+    dialog.grab()
+
+
+def test_host_key_dialog_buttons(qtbot: QtBot, tmp_path: Path) -> None:
+    info = HostKeyInfo("10.0.0.5", 2222, "ssh-ed25519", "SHA256:abcdef", tmp_path / "kh")
+    for button, expected in (
+        ("once", HostKeyDecision.ACCEPT_ONCE),
+        ("always", HostKeyDecision.ACCEPT_ALWAYS),
+        ("refuse", HostKeyDecision.REFUSE),
+    ):
+        dialog = HostKeyDialog(info)
+        qtbot.addWidget(dialog)
+        assert dialog.fingerprint.text() == "SHA256:abcdef"
+        getattr(dialog, button).click()
+        assert dialog.decision is expected
+    dialog = HostKeyDialog(info)
+    qtbot.addWidget(dialog)
+    dialog.resize(560, 220)
+    dialog.grab().save(str(SHOTS / "connections_host_key.png"))
+
+
+def test_decider_asks_on_the_gui_thread(qtbot: QtBot, tmp_path: Path) -> None:
+    info = HostKeyInfo("h", 22, "ssh-ed25519", "SHA256:x", tmp_path / "kh")
+    decider = GuiHostKeyDecider(None, ask=lambda i, p: HostKeyDecision.ACCEPT_ONCE)
+    job = start_job(lambda _r, _c: decider(info))
+    qtbot.waitUntil(lambda: job.wait(0), timeout=10_000)
+    assert decider.seen == [info]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[sshd.SshServer, Path, str]]:
+    reason = sshd.sshd_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    folder = sshd.make_server_folder()
+    user = sshd.ensure_test_user()
+    key = sshd.keygen(folder / "client_ed25519")
+    authorized = folder / "authorized_keys"
+    authorized.write_text(Path(f"{key}.pub").read_text())
+    authorized.chmod(0o644)
+    srv = sshd.SshServer(folder, authorized).start()
+    try:
+        yield srv, key, user.name
+    finally:
+        srv.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_connection_test_with_host_key_decisions(
+    qtbot: QtBot, tmp_path: Path, server: tuple[sshd.SshServer, Path, str]
+) -> None:
+    srv, key, user = server
+    known = tmp_path / "known_hosts"
+    answers: list[HostKeyDecision] = []
+    dialog = ConnectionsDialog()
+    qtbot.addWidget(dialog)
+    dialog.decider.ask = lambda info, parent: answers.pop(0)
+    fill(dialog, host="127.0.0.1", user=user, key_file=str(key), known_hosts=str(known))
+    fill(dialog, ssh_config=str(tmp_path / "no_config"), deploy_dir=".designer-test/gui")
+    dialog.port.setValue(srv.port)
+
+    def test_once(answer: HostKeyDecision) -> str:
+        answers.append(answer)
+        assert dialog.test_form() is not None
+        qtbot.waitUntil(lambda: dialog.job is None, timeout=30_000)
+        return dialog.result_label.text()
+
+    assert "refused" in test_once(HostKeyDecision.REFUSE)
+    assert dialog.decider.seen[-1].fingerprint.startswith("SHA256:")
+    assert test_once(HostKeyDecision.ACCEPT_ONCE).startswith("OK")
+    assert not known.exists()
+    assert test_once(HostKeyDecision.ACCEPT_ALWAYS).startswith("OK")
+    assert str(srv.port) in known.read_text()
+    seen = len(dialog.decider.seen)
+    assert dialog.test_form() is not None  # now known: no question
+    qtbot.waitUntil(lambda: dialog.job is None, timeout=30_000)
+    assert dialog.result_label.text().startswith("OK") and len(dialog.decider.seen) == seen
+    fill(dialog, name="lab-server")
+    assert dialog.save_form() is not None and dialog.list.count() == 1
+    dialog.grab().save(str(SHOTS / "connections_dialog.png"))
+    other = sshd.keygen(tmp_path / "other")
+    blob = Path(f"{other}.pub").read_text().split()[:2]
+    known.write_text(f"[127.0.0.1]:{srv.port} {blob[0]} {blob[1]}\n")
+    dialog.test_form()
+    qtbot.waitUntil(lambda: dialog.job is None, timeout=30_000)
+    assert "CHANGED" in dialog.result_label.text() and dialog.result_label.text().startswith(
+        "Failed"
+    )
+    assert len(dialog.decider.seen) == seen  # a changed key is never offered for acceptance
