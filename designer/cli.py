@@ -41,9 +41,9 @@ def command_names() -> set[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a subcommand; with no subcommand (only model paths, or nothing) open the GUI."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in command_names() and not argv[0].startswith("-")):
-        if all(_looks_like_model(a) for a in argv):
-            return _open_gui(argv)
+    wants_gui = not argv or (argv[0] not in command_names() and not argv[0].startswith("-"))
+    if wants_gui and all(_looks_like_model(a) for a in argv):
+        return _open_gui(argv)
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:

@@ -1,0 +1,1 @@
+"""Small reusable widgets (filter fields, badges) shared by docks and tools."""

@@ -1,0 +1,199 @@
+"""Layer Palette (L-1): operators of the document's opsets, views, filter, tooltips, and a
+real QDropEvent on the canvas adding a uniquely named node at the drop point."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QModelIndex, QPoint, QPointF, Qt
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from designer.core.scope import MAIN_SCOPE
+from designer.ui.docks.palette import PalettePanel, add_operator
+from designer.ui.main_window import MainWindow
+from designer.ui.qtmodels.palette_model import (
+    OP_MIME,
+    OP_ROLE,
+    decode_op,
+    doc_summary,
+    encode_op,
+    fuzzy_filter,
+    output_count,
+    palette_entries,
+)
+from designer.ui.settings import Settings
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ONNX_DESIGNER_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("ONNX_DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
+
+
+@pytest.fixture
+def window(qtbot: QtBot) -> Iterator[MainWindow]:
+    win = MainWindow(Settings())
+    qtbot.addWidget(win)
+    win.show_error = lambda title, message: None  # type: ignore[method-assign]
+    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
+    win.show()
+    yield win
+    win.close()
+
+
+def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> None:
+    window.open_files([path])
+    tab = window.tab()
+    assert tab is not None
+    assert tab.view.wait_for_layout(30_000)
+    qtbot.waitUntil(lambda: tab.session.check_result is not None, timeout=30_000)
+
+
+def panel_of(window: MainWindow) -> PalettePanel:
+    dock = next(d for d in window.docks if d.objectName() == "dock_palette")
+    widget = dock.widget()
+    assert isinstance(widget, PalettePanel)
+    return widget
+
+
+def op_rows(panel: PalettePanel) -> list[str]:
+    names = []
+
+    def walk(parent: QModelIndex) -> None:
+        for row in range(panel.proxy.rowCount(parent)):
+            index = panel.proxy.index(row, 0, parent)
+            op = index.data(OP_ROLE)
+            if op:
+                names.append(op[1])
+            walk(index)
+
+    walk(QModelIndex())
+    return names
+
+
+def test_entries_summaries_and_fuzzy_matching() -> None:
+    entries = palette_entries({"": 17})
+    names = {e.name for e in entries}
+    assert {"Conv", "Relu", "MaxPool"} <= names
+    assert "Gelu" not in names  # opset 20
+    assert "Gelu" in {e.name for e in palette_entries({"": 20})}
+    assert doc_summary("First `para` [link](http://x).\n\nSecond") == "First para link."
+    assert fuzzy_filter("mxpl", entries)[0].name == "MaxPool"
+    assert fuzzy_filter("zzzq", entries) == []
+    split = next(e for e in entries if e.name == "TopK")
+    assert split.outputs == 2
+    assert output_count(None) == 1
+    assert decode_op(encode_op("", "Conv")) == ("", "Conv")
+
+
+def test_views_filter_sort_and_tooltip(window: MainWindow, resnet_path: Path, qtbot: QtBot) -> None:
+    panel = panel_of(window)
+    assert panel.model.rowCount() == 0
+    assert "Open or create" in panel.status.text()
+    open_model(window, resnet_path, qtbot)
+    assert "ai.onnx 17" in panel.status.text()
+    panel.set_view("category")
+    groups = [panel.proxy.index(r, 0).data() for r in range(panel.proxy.rowCount())]
+    assert groups[0].startswith("convolution")  # categories in palette order
+    panel.set_view("collection")
+    assert panel.proxy.index(0, 0).data().startswith("ai.onnx (opset 17)")
+    panel.set_view("name")
+    names = op_rows(panel)
+    assert len(names) > 150 and names[0] == "Abs"
+    panel.order.setChecked(True)
+    assert op_rows(panel)[0] == "Xor"
+    panel.search.setText("pool")
+    panel.search.flush()
+    assert set(op_rows(panel)) >= {"MaxPool", "AveragePool", "GlobalMaxPool"}
+    assert "Conv" not in op_rows(panel)
+    conv = panel.model.findItems("Conv", Qt.MatchFlag.MatchRecursive)[0]
+    assert "convolution operator" in conv.toolTip()
+    mime = panel.model.mimeData([conv.index()])
+    assert mime.hasFormat(OP_MIME)
+
+
+def drop(view: object, mime: object, pos: QPoint) -> tuple[bool, bool]:
+    viewport = view.viewport()  # type: ignore[attr-defined]
+    action, button = Qt.DropAction.CopyAction, Qt.MouseButton.LeftButton
+    none = Qt.KeyboardModifier(0)
+    enter = QDragEnterEvent(pos, action, mime, button, none)
+    QApplication.sendEvent(viewport, enter)
+    event = QDropEvent(QPointF(pos), action, mime, button, none)
+    QApplication.sendEvent(viewport, event)
+    return enter.isAccepted(), event.isAccepted()
+
+
+def test_drop_adds_unique_node_at_point_and_undo_removes_it(
+    window: MainWindow, resnet_path: Path, qtbot: QtBot
+) -> None:
+    open_model(window, resnet_path, qtbot)
+    tab = window.tab()
+    assert tab is not None
+    view, doc = tab.view, tab.session.doc
+    before = doc.model.SerializeToString()
+    count = len(doc.scope().keys)
+    pos = QPoint(200, 150)
+    scene = view.mapToScene(pos)  # before the drop: adding may grow the scene and scroll
+    assert drop(view, encode_op("", "Conv"), pos) == (True, True)
+    assert drop(view, encode_op("", "Conv"), pos + QPoint(40, 80)) == (True, True)
+    scope = doc.scope()
+    assert len(scope.keys) == count + 2
+    first, second = scope.keys[-2:]
+    assert scope.node(first).name == "Conv" and scope.node(second).name == "Conv_1"
+    assert scope.node(first).op_type == "Conv" and len(scope.node(first).output) == 1
+    assert view.selected_keys() == [second]
+    x, y = doc.positions[MAIN_SCOPE][first]
+    item = view.canvas.node_items[first]
+    assert abs(x + 55 - scene.x()) <= 1 and abs(y + 22 - scene.y()) <= 1
+    assert item.pos().x() == x
+    tab.session.undo_stack.undo()
+    tab.session.undo_stack.undo()
+    assert doc.model.SerializeToString() == before
+    assert first not in doc.positions[MAIN_SCOPE]
+    # other drags (files, text) are left to the canvas and the window: nothing is added
+    other = encode_op("", "Conv")
+    other.removeFormat(OP_MIME)
+    drop(view, other, pos)
+    assert doc.model.SerializeToString() == before
+    tab.session.undo_stack.setClean()
+
+
+def test_double_click_adds_at_canvas_centre(
+    window: MainWindow, resnet_path: Path, qtbot: QtBot
+) -> None:
+    open_model(window, resnet_path, qtbot)
+    tab = window.tab()
+    assert tab is not None
+    panel = panel_of(window)
+    panel.set_view("name")
+    relu = panel.proxy.mapFromSource(panel.model.findItems("Relu")[0].index())
+    panel.tree.doubleClicked.emit(relu)
+    node = tab.session.doc.scope().proto.node[-1]
+    assert node.op_type == "Relu" and node.name == "Relu"
+    tab.session.undo_stack.setClean()
+
+
+def test_contrib_operators_load_off_thread(window: MainWindow, qtbot: QtBot) -> None:
+    from designer.core.document import Document
+    from designer.core.new_model import new_model
+    from designer.ui.qtmodels.palette_model import contrib_schemas
+    from designer.ui.session import DocumentSession
+
+    session = DocumentSession(Document(new_model(17, contrib=True)), window)
+    tab = window.add_session(session)
+    panel = panel_of(window)
+    qtbot.waitUntil(lambda: contrib_schemas().loaded, timeout=30_000)
+    qtbot.waitUntil(lambda: "com.microsoft" in panel.status.text(), timeout=5_000)
+    domains = {e.domain for e in panel.model.entries}
+    if "com.microsoft" in domains:  # onnxruntime is installed with its schema API
+        assert "FusedConv" in {e.name for e in panel.model.entries}
+        key = add_operator(tab.view, "com.microsoft", "FusedConv", QPointF(0.0, 0.0))
+        assert key is not None
+        assert session.doc.scope().node(key).domain == "com.microsoft"
+    else:
+        assert "unavailable" in panel.status.text()
+    session.undo_stack.setClean()
