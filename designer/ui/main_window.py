@@ -152,6 +152,9 @@ class MainWindow(QMainWindow):
         ("log", Qt.DockWidgetArea.BottomDockWidgetArea),
     )
 
+    #: The tab shown first in each group (Nsight's defaults).
+    FRONT_DOCKS = ("dock_palette", "dock_parameters", "dock_type_check")
+
     def _arrange_docks(self) -> None:
         """Default layout: docks grouped as tabs per side, so any number of them fits."""
         groups: dict[Qt.DockWidgetArea, list[QDockWidget]] = {}
@@ -165,12 +168,13 @@ class MainWindow(QMainWindow):
         for docks in groups.values():
             for other in docks[1:]:
                 self.tabifyDockWidget(docks[0], other)
-            docks[0].raise_()
-        self.resizeDocks(
-            [g[0] for a, g in groups.items() if a != Qt.DockWidgetArea.BottomDockWidgetArea],
-            [280 for a in groups if a != Qt.DockWidgetArea.BottomDockWidgetArea],
-            Qt.Orientation.Horizontal,
-        )
+            front = next((d for d in docks if d.objectName() in self.FRONT_DOCKS), docks[0])
+            front.raise_()
+        sides = [g[0] for a, g in groups.items() if a != Qt.DockWidgetArea.BottomDockWidgetArea]
+        self.resizeDocks(sides, [320] * len(sides), Qt.Orientation.Horizontal)
+        bottom = groups.get(Qt.DockWidgetArea.BottomDockWidgetArea)
+        if bottom:
+            self.resizeDocks([bottom[0]], [170], Qt.Orientation.Vertical)
 
     # --- documents -----------------------------------------------------------------------
     def tab(self, index: int | None = None) -> DocumentTab | None:
