@@ -14,6 +14,8 @@ ours / reference.
 from __future__ import annotations
 
 import itertools
+import shutil
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -213,6 +215,80 @@ def bench(name: str, graph: Graph) -> None:
     )
 
 
+def dot_layout(
+    nodes: list[LayoutNode], edges: list[LayoutEdge], timeout: float = 300
+) -> tuple[float, list[list[tuple[float, float]]], list[tuple[float, float, float]]] | None:
+    """graphviz ``dot`` (top to bottom) on the same graph: seconds, edge polylines (its
+    spline control points) and node boxes, in our units; None when dot is absent or slow."""
+    dot = shutil.which("dot")
+    if dot is None:
+        return None
+    lines = [
+        "digraph g {",
+        "rankdir=TB; nodesep=0.42; ranksep=0.83;",
+        'node [shape=box, fixedsize=true, label=""];',
+    ]
+    lines += [f"n{n.id} [width={n.width / 72:.3f}, height={n.height / 72:.3f}];" for n in nodes]
+    lines += [f"n{e.source} -> n{e.target};" for e in edges]
+    lines.append("}")
+    start = time.perf_counter()
+    try:
+        out = subprocess.run(
+            [dot, "-Tplain"],
+            input="\n".join(lines),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        ).stdout
+    except (subprocess.TimeoutExpired, subprocess.CalledProcessError):
+        return None
+    secs = time.perf_counter() - start
+    polylines, boxes = [], []
+    for row in out.splitlines():
+        parts = row.split()
+        if parts and parts[0] == "node":
+            x, y, w = (float(v) * 72 for v in parts[2:5])
+            boxes.append((x - w / 2, -y, w))
+        elif parts and parts[0] == "edge":
+            count = int(parts[3])
+            pts = [
+                (float(parts[4 + 2 * i]) * 72, -float(parts[5 + 2 * i]) * 72) for i in range(count)
+            ]
+            polylines.append(pts)
+    return secs, polylines, boxes
+
+
+def bench_dot(name: str, graph: Graph) -> None:
+    """Crossings and width of our layout beside graphviz dot's, on a size dot can finish."""
+    nodes, edges = graph
+    size = {n.id: n.width for n in nodes}
+    secs, result = _timed(lambda: layered_layout(nodes, edges, LayoutOptions(proxy_fanout=10**9)))
+    from designer.core.layout import LayoutResult
+
+    assert isinstance(result, LayoutResult)
+    ours = _polylines_ours(nodes, edges, result)
+    boxes = [(x, y, size[i]) for i, (x, y) in result.positions.items()]
+    o_cross, o_width = crossings(_segments(ours), bands=10**6), _width(ours, boxes)
+    found = dot_layout(nodes, edges)
+    if found is None:
+        reason = (
+            "not installed (apt-get install graphviz)"
+            if not shutil.which("dot")
+            else ("did not finish within its time limit")
+        )
+        print(f"{name:<22} dot: {reason}")
+        return
+    d_secs, d_lines, d_boxes = found
+    d_cross, d_width = crossings(_segments(d_lines), bands=10**6), _width(d_lines, d_boxes)
+    print(
+        f"{name:<22} {len(nodes):>7} nodes | ours {secs:6.2f} s crossings {o_cross:8.0f} "
+        f"width {o_width:6.1f} | dot {d_secs:6.2f} s crossings {d_cross:8.0f} "
+        f"width {d_width:6.1f} | ratio time {secs / d_secs:6.3f}",
+        flush=True,
+    )
+
+
 def memory(graph: Graph) -> float:
     """Peak Python allocation (MiB) of one layout, via tracemalloc."""
     tracemalloc.start()
@@ -229,6 +305,8 @@ def main() -> None:
     bench("residual chain 100k", residual_chain(100_000))
     bench("transformer 10k", transformer(10_000))
     bench("transformer 100k", transformer(100_000))
+    bench_dot("dot: residual chain 2k", residual_chain(2_000))
+    bench_dot("dot: transformer 600", transformer(600))  # the shared mask makes dot slow
     m10, m100 = memory(residual_chain(10_000)), memory(residual_chain(100_000))
     print(f"peak memory (tracemalloc) residual 10k {m10:.1f} MiB, 100k {m100:.1f} MiB")
     print(f"total bench time {time.perf_counter() - start:.1f} s")

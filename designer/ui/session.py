@@ -4,9 +4,12 @@ and type-check results refreshed in the background after every change."""
 from __future__ import annotations
 
 import itertools
+import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import onnx
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
@@ -47,6 +50,18 @@ class _CheckJob(QRunnable):
         self.signals.done.emit(self.generation, result)
 
 
+def _weak(owner: QObject, method: str) -> Callable[..., None]:
+    """A slot calling ``owner.method`` while ``owner`` is alive, and doing nothing after."""
+    alive = weakref.ref(owner)
+
+    def call(*args: object) -> None:
+        target = alive()
+        if target is not None and shiboken6.isValid(target):
+            getattr(target, method)(*args)
+
+    return call
+
+
 class DocumentSession(QObject):
     """Everything the window needs of one open document.
 
@@ -69,14 +84,18 @@ class DocumentSession(QObject):
         self.check_result: CheckResult | None = None
         self.layout_warning: str | None = None
         self._generation = 0
+        # Signals reach the session through weak references: a check or timer may still
+        # fire while a session nobody closed is being garbage-collected, and must then find
+        # nobody instead of a slot on a half-deleted object.
         self._check_signals = _CheckSignals()
-        self._check_signals.done.connect(self._on_checked)
+        self._check_signals.done.connect(_weak(self, "_on_checked"))
         self._check_timer = QTimer(self)
         self._check_timer.setSingleShot(True)
         self._check_timer.setInterval(CHECK_DELAY_MS)
-        self._check_timer.timeout.connect(self.check_now)
+        self._check_timer.timeout.connect(_weak(self, "check_now"))
         self._unsubscribe = doc.subscribe(self._on_document_event)
-        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        self._clean_slot = _weak(self, "_on_clean_changed")
+        self.undo_stack.cleanChanged.connect(self._clean_slot)
 
     # --- opening and saving -----------------------------------------------------------------
     @classmethod
@@ -162,4 +181,4 @@ class DocumentSession(QObject):
         self._check_timer.stop()
         self._generation = -1
         self._unsubscribe()
-        self.undo_stack.cleanChanged.disconnect(self._on_clean_changed)
+        self.undo_stack.cleanChanged.disconnect(self._clean_slot)
