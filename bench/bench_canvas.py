@@ -121,6 +121,7 @@ def heap_per_node(path: Path) -> float:
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     view = CanvasView(session, settings=CanvasSettings(async_layout_nodes=10**9))
+    view.canvas.complete()  # link items of big scenes are otherwise built after the first frame
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     n = len(view.canvas.node_items)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.shots import save_screenshot
 from pytestqt.qtbot import QtBot
 
 from designer.activities.connections import ConnectionStore
@@ -28,7 +29,6 @@ from designer.ui.tools import activities as tools
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "resources" / "examples" / "tiny_cnn.onnx"
-SHOTS = ROOT / "docs" / "screenshots"
 sys.path.append(str(ROOT / "tests" / "activities"))
 import sshd  # noqa: E402
 
@@ -93,7 +93,7 @@ def test_local_run_opens_a_report_tab(window: MainWindow, qtbot: QtBot, model: P
     assert tab.node_table.model.rowCount() >= 5
     assert tab.report.summary.measured_runs == 5
     assert "[2," in tab.report.nodes[0].input_shapes  # batch = 2 was used
-    dialog.grab().save(str(SHOTS / "activity_dialog.png"))
+    save_screenshot(dialog, "activity_dialog.png")
 
 
 def test_cancel_stops_the_run(window: MainWindow, qtbot: QtBot, model: Path) -> None:
@@ -235,7 +235,7 @@ def test_host_key_dialog_buttons(qtbot: QtBot, tmp_path: Path) -> None:
     dialog = HostKeyDialog(info)
     qtbot.addWidget(dialog)
     dialog.resize(560, 220)
-    dialog.grab().save(str(SHOTS / "connections_host_key.png"))
+    save_screenshot(dialog, "connections_host_key.png")
 
 
 def test_decider_asks_on_the_gui_thread(qtbot: QtBot, tmp_path: Path) -> None:
@@ -296,7 +296,7 @@ def test_connection_test_with_host_key_decisions(
     assert dialog.result_label.text().startswith("OK") and len(dialog.decider.seen) == seen
     fill(dialog, name="lab-server")
     assert dialog.save_form() is not None and dialog.list.count() == 1
-    dialog.grab().save(str(SHOTS / "connections_dialog.png"))
+    save_screenshot(dialog, "connections_dialog.png")
     other = sshd.keygen(tmp_path / "other")
     blob = Path(f"{other}.pub").read_text().split()[:2]
     known.write_text(f"[127.0.0.1]:{srv.port} {blob[0]} {blob[1]}\n")

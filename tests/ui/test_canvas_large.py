@@ -77,3 +77,29 @@ def test_arrange_large_graph_is_one_undo_step(qtbot, decoder_path: Path) -> None
     assert view.wait_for_layout(120_000)
     assert session.undo_stack.count() == 1
     assert session.undo_stack.text(0) == "Arrange nodes"
+
+
+def test_big_scenes_build_link_items_after_the_first_frame(
+    qtbot, decoder_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from designer.ui.canvas import scene as scene_module
+
+    monkeypatch.setattr(scene_module, "LAZY_EDGES", 100)
+    monkeypatch.setattr(scene_module, "EDGE_BATCH", 500)
+    session = DocumentSession.open(decoder_path)
+    view = CanvasView(session, settings=CanvasSettings(async_layout_nodes=10**9))
+    qtbot.addWidget(view)
+    canvas = view.canvas
+    assert canvas.edges_pending and len(canvas._edge_items) == 0
+    view.resize(1280, 800)
+    view.show()
+    view.fit_to_view()
+    assert view.overview.active and not view.grab().isNull()  # drawn from arrays meanwhile
+    qtbot.waitUntil(lambda: not canvas.edges_pending, timeout=30_000)  # idle-time batches
+    built = dict(canvas._edge_items)
+    drawn = [e for e in canvas.graph.edges if e.source not in canvas.proxied]
+    assert list(built) == drawn  # every link, in graph order
+    canvas.rebuild()
+    assert canvas.edges_pending
+    assert list(canvas.edge_items) == drawn  # reading the links completes them at once
+    assert not canvas.edges_pending

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.shots import save_screenshot
 from pytestqt.qtbot import QtBot
 
 from designer.core.edits import MoveNodes
@@ -93,7 +94,7 @@ def test_report_shows_time_on_the_profiled_model(
     assert items[key_of[hottest]].heat_label.endswith("%")
     if kind == "disabled":
         doc_tab.view.fit_to_view()
-        window.grab().save(str(ROOT / "docs" / "screenshots" / "report_overlay.png"))
+        save_screenshot(window, "report_overlay.png")
     report_tab.clear_overlay()
     assert all(item.heat == -1.0 for item in items.values())
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from helpers.shots import save_screenshot
 from onnx import TensorProto as T
 from pytestqt.qtbot import QtBot
 
@@ -26,8 +27,6 @@ from designer.ui.dialogs.create_initializer import (
 from designer.ui.docks.initializers import InitializersDock
 from designer.ui.main_window import DocumentTab, MainWindow
 from designer.ui.settings import Settings
-
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 @pytest.fixture(autouse=True)
@@ -184,7 +183,7 @@ def test_terminals_switch_disconnect_and_connect(
     dock.resize(460, 640)
     dock.splitter.setSizes([330, 310])
     qtbot.wait(20)
-    dock.widget().grab().save(str(SHOTS / "initializers_gemm.png"))
+    save_screenshot(dock.widget(), "initializers_gemm.png")
     panel.switch(2, "nope")
     assert "no initializer named 'nope'" in panel.errors[2].text()
     assert model_bytes(tab) == steps[-1]

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from helpers.shots import save_screenshot
 from pytestqt.qtbot import QtBot
 
 from designer.ui.dialogs import tensor_editor
@@ -17,8 +18,6 @@ from designer.ui.main_window import DocumentTab, MainWindow
 from designer.ui.params.model_panel import ModelPanel
 from designer.ui.params.node_panel import NodePanel
 from designer.ui.settings import Settings
-
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 @pytest.fixture(autouse=True)
@@ -133,7 +132,7 @@ def test_set_attribute_invalid_text_and_restore_default(
     panel.setMinimumSize(380, 620)
     dock_of(window).resize(400, 700)
     qtbot.waitUntil(lambda: current(window).isVisible())
-    current(window).grab().save(str(SHOTS / "parameters_maxpool.png"))
+    save_screenshot(current(window), "parameters_maxpool.png")
 
 
 def test_tensor_editor_button_and_graph_link(
@@ -223,7 +222,7 @@ def test_model_information_is_editable(window: MainWindow, resnet_path: Path, qt
     panel.table.item(0, 1).setText("value 1")
     assert tab.session.doc.model.metadata_props[0].value == "value 1"
     qtbot.waitUntil(lambda: dock.panel is not panel)
-    dock.panel.grab().save(str(SHOTS / "parameters_model_info.png"))  # type: ignore[union-attr]
+    save_screenshot(dock.panel, "parameters_model_info.png")  # type: ignore[union-attr]
     for _ in range(3):
         tab.session.undo_stack.undo()
     assert tab.session.doc.model.SerializeToString() == before

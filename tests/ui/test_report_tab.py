@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.shots import save_screenshot
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -19,7 +20,6 @@ from designer.ui.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 ORT = ROOT.parent / "shared" / "fixtures" / "generated" / "onnxruntime-1.32.0-cpu"
-SHOTS = ROOT / "docs" / "screenshots"
 
 pytestmark = pytest.mark.skipif(not ORT.is_dir(), reason=f"{ORT} (shared fixtures) is absent")
 
@@ -78,7 +78,7 @@ def test_report_tab_tables_charts_and_timeline(window: MainWindow, qtbot: QtBot)
     if charts_available():
         assert tab.node_chart.property("bars") == [n.name for n in expected.nodes[:15]]
     tab.tabs.setCurrentIndex(0)
-    tab.grab().save(str(SHOTS / "report_charts.png"))
+    save_screenshot(tab, "report_charts.png")
 
 
 def test_tables_sort_numerically_and_filter(window: MainWindow, qtbot: QtBot) -> None:
@@ -96,7 +96,7 @@ def test_tables_sort_numerically_and_filter(window: MainWindow, qtbot: QtBot) ->
     assert table.proxy.rowCount() == 0
     tab.tabs.setCurrentIndex(1)
     table.filter.setText("")
-    tab.grab().save(str(SHOTS / "report_nodes.png"))
+    save_screenshot(tab, "report_nodes.png")
 
 
 def test_warmup_range_reparses(window: MainWindow, qtbot: QtBot) -> None:

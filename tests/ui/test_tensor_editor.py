@@ -6,16 +6,14 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path
 
 import numpy as np
+from helpers.shots import save_screenshot
 from onnx import TensorProto as T
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from designer.ui.dialogs.tensor_editor import TensorEditorDialog
-
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 def test_table_slices_cells_and_ranges(qtbot: QtBot) -> None:
@@ -35,7 +33,7 @@ def test_table_slices_cells_and_ranges(qtbot: QtBot) -> None:
     dialog.resize(560, 380)
     dialog.show()
     qtbot.waitExposed(dialog)
-    dialog.grab().save(str(SHOTS / "tensor_editor_table.png"))
+    save_screenshot(dialog, "tensor_editor_table.png")
     dialog.dtype.setCurrentIndex(dialog.dtype.findData(T.UINT8))  # -5 does not fit
     assert dialog.elem_type == T.INT8 and "UINT8" in dialog.error.text()
     dialog.shape.setText("[6, 4]")

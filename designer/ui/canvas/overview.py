@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from designer.core.viewgraph import NodeKind
+from designer.core.viewgraph import NodeKind, gc_paused
 from designer.ui.canvas import style as st
+from designer.ui.canvas.items import _TRI, NodeItem
 from designer.ui.canvas.scene import CanvasScene, draw_grid
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 TILE = 512
 CACHE_TILES = 96
 HYSTERESIS = 0.7
+SNAP_ROWS = 2_000  # tiles with more boxes or segments than this draw them deduplicated
 
 
 class OverviewData:
@@ -46,17 +48,7 @@ class OverviewData:
             [(i.x(), i.y(), i.width, i.height) for i in items], dtype=np.float64
         ).reshape(-1, 4)
         self.is_io = np.array([i.view.kind != NodeKind.OP for i in items], dtype=bool)
-        rows: list[tuple[float, float, float, float]] = []
-        for edge, _item in canvas.edge_items.items():
-            a = canvas.node_items[edge.source].output_pos(edge.source_index)
-            b = canvas.node_items[edge.target].input_pos(edge.target_index)
-            points = [
-                (a.x(), a.y()),
-                *canvas.routes.get((edge.source, edge.target), ()),
-                (b.x(), b.y()),
-            ]
-            rows.extend((*p, *q) for p, q in itertools.pairwise(points))
-        self.segments = np.array(rows, dtype=np.float64).reshape(-1, 4)
+        self.segments = _segments(canvas, items, self.boxes)
         self._seg_lo = np.minimum(self.segments[:, :2], self.segments[:, 2:])
         self._seg_hi = np.maximum(self.segments[:, :2], self.segments[:, 2:])
         self.centers = self.boxes[:, :2] + self.boxes[:, 2:] / 2
@@ -88,6 +80,56 @@ class OverviewData:
             & (lo[:, 1] <= rect.bottom())
             & (hi[:, 1] >= rect.top())
         )
+
+
+def _segments(canvas: CanvasScene, items: list[NodeItem], boxes: np.ndarray) -> np.ndarray:
+    """Straight segments of every drawn link, from the graph and the node boxes (not from
+    link items, which a big scene builds after its first frame)."""
+    index = {item.key: n for n, item in enumerate(items)}
+    routes = canvas.routes
+    rows: list[tuple[int, int, int, int, float]] = []  # source, slot, target, slot, triangle
+    routed: list[tuple[int, int, int, int, float, list[tuple[float, float]]]] = []
+    for edge in canvas.graph.edges:
+        s, t = index.get(edge.source), index.get(edge.target)
+        if s is None or t is None or edge.source in canvas.proxied:
+            continue
+        inputs = items[t].view.inputs
+        slot = edge.target_index
+        tri = _TRI[inputs[slot].optional] if slot < len(inputs) else 0.0
+        bends = routes.get((edge.source, edge.target))
+        if bends:
+            routed.append((s, edge.source_index, t, slot, tri, bends))
+        else:
+            rows.append((s, edge.source_index, t, slot, tri))
+    n_in = np.array([len(i.view.inputs) for i in items], dtype=np.float64)
+    n_out = np.array([len(i.view.outputs) for i in items], dtype=np.float64)
+    table = np.array(rows + [r[:5] for r in routed], dtype=np.float64).reshape(-1, 5)
+    src, tgt = table[:, 0].astype(np.intp), table[:, 2].astype(np.intp)
+    ends = np.empty((len(table), 4), dtype=np.float64)
+    ends[:, 0] = boxes[src, 0] + boxes[src, 2] * (table[:, 1] + 1) / (n_out[src] + 1)
+    ends[:, 1] = boxes[src, 1] + boxes[src, 3] + st.CIRCLE
+    ends[:, 2] = boxes[tgt, 0] + boxes[tgt, 2] * (table[:, 3] + 1) / (n_in[tgt] + 1)
+    ends[:, 3] = boxes[tgt, 1] - table[:, 4]
+    extra: list[tuple[float, float, float, float]] = []
+    for row, (*_ids, bends) in zip(ends[len(rows) :].tolist(), routed, strict=True):
+        points = [(row[0], row[1]), *bends, (row[2], row[3])]
+        extra.extend((*p, *q) for p, q in itertools.pairwise(points))
+    return np.concatenate([ends[: len(rows)], np.array(extra, dtype=np.float64).reshape(-1, 4)])
+
+
+def _snapped(rows: np.ndarray, scale: float) -> np.ndarray:
+    """``rows`` (boxes or segments) rounded to a quarter pixel with duplicates dropped, when
+    there are many: far out, thousands of nodes share a pixel (at fit zoom 100k boxes become
+    a few thousand, and building one Qt object per row is the cost of a tile)."""
+    if len(rows) <= SNAP_ROWS:
+        return rows
+    grid = 4.0 * scale
+    snapped = np.round(rows * grid)
+    if np.abs(snapped).max() < 2**15:  # pack each row into one int64 (a 1-D unique is 10x faster)
+        packed = (snapped.astype(np.int64) + 2**15) << np.array([48, 32, 16, 0], dtype=np.int64)
+        _keys, first = np.unique(packed.sum(axis=1), return_index=True)
+        return snapped[first] / grid
+    return np.unique(snapped, axis=0) / grid
 
 
 class OverviewItem(QGraphicsItem):
@@ -153,7 +195,8 @@ class OverviewController:
     def data(self) -> OverviewData:
         canvas = self.view.canvas
         if self._data is None or self._generation != canvas.generation:
-            self._data = OverviewData(canvas)
+            with gc_paused():  # full collections over a big heap would dominate
+                self._data = OverviewData(canvas)
             self._generation = canvas.generation
             self._tiles.clear()
         return self._data
@@ -228,8 +271,8 @@ class OverviewController:
         pen = QPen(st.EDGE, 0)
         pen.setCosmetic(True)
         painter.setPen(pen)
-        lines = [QLineF(*row) for row in data.segments[segments].tolist()]
-        painter.drawLines(lines)
+        lines = _snapped(data.segments[segments], scale)
+        painter.drawLines([QLineF(*row) for row in lines.tolist()])
         painter.setPen(Qt.PenStyle.NoPen)
         for flag, color in ((False, st.OVERVIEW_NODE), (True, st.INPUT_FILL.darker(140))):
             chosen = boxes[data.is_io[boxes] == flag]
@@ -237,6 +280,7 @@ class OverviewController:
                 painter.setBrush(color)
                 rows = data.boxes[chosen].copy()
                 rows[:, 2:] = np.maximum(rows[:, 2:], 1.5 / scale)  # at least 1.5 pixels
+                rows = _snapped(rows, scale)
                 painter.drawRects([QRectF(*row) for row in rows.tolist()])
         painter.end()
         return image

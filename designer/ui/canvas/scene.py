@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable
 
 import numpy as np
-from PySide6.QtCore import QLineF, QObject, QRectF
+from PySide6.QtCore import QLineF, QObject, QRectF, QTimer
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QStyleOptionGraphicsItem
 
@@ -30,6 +30,11 @@ MARGIN = 400.0
 
 #: Room around node boxes for terminals, problem icons and proxy tags.
 CONTENT_PAD = 40.0
+
+#: Scenes with more links than this build their link items in idle-time batches after the
+#: first frame (a zoomed-out first frame shows the overview, drawn from arrays, not items).
+LAZY_EDGES = 20_000
+EDGE_BATCH = 3_000
 
 
 class CanvasScene(QGraphicsScene):
@@ -53,7 +58,10 @@ class CanvasScene(QGraphicsScene):
         self.background = st.BACKGROUND
         self.graph = ViewGraph(scope_id, [], [])
         self.node_items: dict[int, NodeItem] = {}
-        self.edge_items: dict[ViewEdge, EdgeItem] = {}
+        self._edge_items: dict[ViewEdge, EdgeItem] = {}
+        self._edge_queue: list[ViewEdge] = []  # links whose items are not built yet
+        self._edge_next = 0  # index of the next queued link
+        self._edge_armed = False  # a batch is scheduled
         self.routes: dict[tuple[int, int], list[Point]] = {}
         self.proxied: dict[int, str] = {}
         self._problems: dict[int, tuple[int, str]] = {}
@@ -63,6 +71,44 @@ class CanvasScene(QGraphicsScene):
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
 
     # --- building --------------------------------------------------------------------------
+    @property
+    def edge_items(self) -> dict[ViewEdge, EdgeItem]:
+        """Link items by link; complete (queued links are built first)."""
+        if self._edge_queue:
+            self.complete()
+        return self._edge_items
+
+    @property
+    def edges_pending(self) -> bool:
+        return bool(self._edge_queue)
+
+    def complete(self) -> None:
+        """Build the link items still queued (export, selection and clicks call this)."""
+        queue, start = self._edge_queue, self._edge_next
+        self._edge_queue, self._edge_next = [], 0
+        if start < len(queue):
+            with gc_paused():
+                self._add_edges(queue[start:])
+
+    def _schedule_edges(self) -> None:
+        if not self._edge_armed:
+            self._edge_armed = True
+            QTimer.singleShot(0, self, self._add_edge_batch)  # dropped if the scene dies
+
+    def _add_edge_batch(self) -> None:
+        self._edge_armed = False
+        if not self._edge_queue:
+            return
+        start = self._edge_next
+        end = start + EDGE_BATCH
+        with gc_paused():
+            self._add_edges(self._edge_queue[start:end])
+        if end >= len(self._edge_queue):
+            self._edge_queue, self._edge_next = [], 0
+        else:
+            self._edge_next = end
+            self._schedule_edges()
+
     @property
     def positions(self) -> dict[int, Point]:
         return self.doc.positions.setdefault(self.scope_id, {})
@@ -85,10 +131,11 @@ class CanvasScene(QGraphicsScene):
         ``sizes`` are the node sizes when the caller computed them already."""
         with gc_paused():
             self.clearSelection()
-            for item in list(self.node_items.values()) + list(self.edge_items.values()):
+            self._edge_queue, self._edge_next = [], 0
+            for item in list(self.node_items.values()) + list(self._edge_items.values()):
                 self.removeItem(item)
             self.node_items.clear()
-            self.edge_items.clear()
+            self._edge_items.clear()
             self.graph = graph if graph is not None else self.build_graph()
             if sizes is None:
                 sizes = self.sizes(self.graph)
@@ -105,7 +152,11 @@ class CanvasScene(QGraphicsScene):
                 item.setPos(*table[node.key])
                 self.addItem(item)
                 self.node_items[node.key] = item
-            self._add_edges(self.graph.edges)
+            if len(self.graph.edges) > LAZY_EDGES:
+                self._edge_queue = list(self.graph.edges)
+                self._schedule_edges()
+            else:
+                self._add_edges(self.graph.edges)
             self._set_tags(self.graph.edges)
             self._apply_problems(self.node_items)
             self._apply_overlay(self.node_items)
@@ -125,7 +176,7 @@ class CanvasScene(QGraphicsScene):
             item = EdgeItem(edge)
             item.set_path(self._path_of(edge))
             self.addItem(item)
-            self.edge_items[edge] = item
+            self._edge_items[edge] = item
 
     def _path_of(self, edge: ViewEdge) -> QPainterPath:
         x0, y0 = self.node_items[edge.source].output_xy(edge.source_index)
@@ -156,6 +207,7 @@ class CanvasScene(QGraphicsScene):
 
         Rebuilds the view graph (O(n)) and touches only items that changed; returns the keys
         of node items added, removed or changed."""
+        self.complete()
         with gc_paused():
             old = self.graph
             new = self.build_graph()

@@ -237,6 +237,7 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
                 item.setSelected(True)
 
     def select_all(self) -> None:
+        self.canvas.complete()
         path = QPainterPath()
         path.addRect(self.canvas.sceneRect())
         self.canvas.setSelectionArea(path)
@@ -364,6 +365,7 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if self.navigation_press(event):
             return
+        self.canvas.complete()  # clicks and rubber bands see every link
         if event.button() == Qt.MouseButton.LeftButton and self._press_item(event):
             return
         super().mousePressEvent(event)
