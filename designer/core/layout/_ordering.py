@@ -67,18 +67,19 @@ def order_layers(
     comp = item_comp.tolist()
     lo, hi = span
     halves = 2 * sweeps
+    # Only layers of two or more items can change order (deep chains are mostly 1-wide).
+    down_order = [i for i in range(1, n_layers) if counts[i] >= 2]
+    up_order = [i for i in range(n_layers - 2, -1, -1) if counts[i] >= 2]
     for half in range(halves):
         going_down = half % 2 == 0
         near, far = (ups, downs) if going_down else (downs, ups)
-        order = range(1, n_layers) if going_down else range(n_layers - 2, -1, -1)
+        order = down_order if going_down else up_order
         changed = False
         for count, layer_index in enumerate(order):
             if count % _CHECK_EVERY == 0:
                 control.check()
             members = layers[layer_index]
             m = len(members)
-            if m < 2:
-                continue
             keyed = []
             for v in members:
                 nb = near[v]

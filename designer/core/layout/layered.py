@@ -59,18 +59,31 @@ class LayoutEdge:
     target: int
 
 
+#: Above these many nodes + dummies, automatic effort uses fewer sweeps.
+LARGE_ITEMS = 20_000
+HUGE_ITEMS = 60_000
+
+
+def auto_sweeps(items: int) -> int:
+    """Barycenter sweeps used when LayoutOptions.sweeps is None."""
+    return 4 if items <= LARGE_ITEMS else 2 if items <= HUGE_ITEMS else 1
+
+
 @dataclass(frozen=True)
 class LayoutOptions:
     """Spacing and effort.
 
-    ``sweeps``: down+up pairs of barycenter sweeps (0 keeps the input order).
+    ``sweeps``: down+up pairs of barycenter sweeps (0 keeps the input order); None picks
+    by size (:func:`auto_sweeps`: 4, then 2 above ``LARGE_ITEMS`` nodes and dummies, 1 above
+    ``HUGE_ITEMS``; on the bench graphs, 10k and 100k transformer and residual stacks, fewer
+    sweeps give the same crossings and width in a fraction of the time).
     ``proxy_fanout``: a source (no incoming edge) with more than this many distinct targets
     is not placed itself; it gets one proxy copy right above each consumer instead.
     """
 
     layer_gap: float = 60.0
     node_gap: float = 30.0
-    sweeps: int = 4
+    sweeps: int | None = None
     proxy_fanout: int = 16
 
 
@@ -109,7 +122,7 @@ def _check_options(options: LayoutOptions) -> None:
         value = getattr(options, name)
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"LayoutOptions.{name} must be a finite number >= 0, got {value!r}")
-    if options.sweeps < 0:
+    if options.sweeps is not None and options.sweeps < 0:
         raise ValueError(f"LayoutOptions.sweeps must be >= 0, got {options.sweeps!r}")
 
 
@@ -202,7 +215,7 @@ def layered_layout(
         item_comp,
         dummies.seg_u,
         dummies.seg_v,
-        options.sweeps,
+        options.sweeps if options.sweeps is not None else auto_sweeps(n_items),
         control,
         (0.2, 0.8),
     )
