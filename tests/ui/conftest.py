@@ -108,3 +108,11 @@ def _drain_thread_pool(qapp):  # type: ignore[no-untyped-def]
 
     QThreadPool.globalInstance().waitForDone(30_000)
     qapp.processEvents()
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings, recovery copies and caches of every GUI test live in its own tmp folder."""
+    monkeypatch.setenv("ONNX_DESIGNER_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("ONNX_DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
+    monkeypatch.setenv("ONNX_DESIGNER_CACHE_DIR", str(tmp_path / "cache"))

@@ -33,13 +33,6 @@ sys.path.append(str(ROOT / "tests" / "activities"))
 import sshd  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ONNX_DESIGNER_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("ONNX_DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
-    monkeypatch.setenv("ONNX_DESIGNER_CACHE_DIR", str(tmp_path / "cache"))
-
-
 @pytest.fixture
 def window(qtbot: QtBot) -> Iterator[MainWindow]:
     win = MainWindow(Settings())

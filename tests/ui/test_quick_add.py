@@ -18,12 +18,6 @@ from designer.ui.settings import Settings
 from designer.ui.tools.quick_add import open_quick_add
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ONNX_DESIGNER_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("ONNX_DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
-
-
 @pytest.fixture
 def window(qtbot: QtBot) -> Iterator[MainWindow]:
     win = MainWindow(Settings())
