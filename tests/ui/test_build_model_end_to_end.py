@@ -11,11 +11,10 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto
 from PySide6.QtCore import QPointF
 from pytestqt.qtbot import QtBot
 
-from designer.core.edits import AddGraphIO
 from designer.core.scope import MAIN_SCOPE
 from designer.core.tensorgen import Fill
 from designer.ui.dialogs import create_initializer
@@ -28,6 +27,7 @@ from designer.ui.docks.type_check import TypeCheckPanel
 from designer.ui.main_window import DocumentTab, MainWindow
 from designer.ui.params.node_panel import NodePanel
 from designer.ui.settings import Settings
+from designer.ui.tools.graph_io import make_outputs
 from designer.ui.tools.quick_add import open_quick_add
 
 #: Shapes of the generated initializers: a [1, 3, 8, 8] image, 4 filters of 3x3.
@@ -120,10 +120,6 @@ def test_build_conv_relu_maxpool_from_nothing(
     steps.append(state())
     assert view.link_terminals((relu, 0), (pool, 0))
     steps.append(state())
-    pool_out = session.doc.scope().node(pool).output[0]
-    output = helper.make_tensor_value_info(pool_out, TensorProto.FLOAT, [1, 4, 4, 4])
-    assert session.push(AddGraphIO(MAIN_SCOPE, "output", output))  # no graph-IO UI yet
-    steps.append(state())
 
     # The Type Checking window lists Conv's missing inputs.
     session.check_now()
@@ -174,6 +170,23 @@ def test_build_conv_relu_maxpool_from_nothing(
     panel = node_panel(window, tab, pool, qtbot)
     commit(panel, "strides", "[2, 2]")
     steps.append(state())
+
+    # MaxPool's output becomes the graph's output, typed from the latest check.
+    pool_out = session.doc.scope().node(pool).output[0]
+    session.check_now()
+    qtbot.waitUntil(
+        lambda: (
+            session.check_result is not None
+            and session.check_result.type_of(MAIN_SCOPE, pool_out) is not None
+        ),
+        timeout=10_000,
+    )
+    view.select_keys([pool])
+    make_outputs(window)
+    steps.append(state())
+    output = session.doc.model.graph.output[0]
+    assert output.name == pool_out and output.type.tensor_type.elem_type == TensorProto.FLOAT
+
     panel = node_panel(window, tab, pool, qtbot)
     commit(panel, "ceil_mode", "1")
     panel = node_panel(window, tab, pool, qtbot)

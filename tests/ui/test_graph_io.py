@@ -1,0 +1,98 @@
+"""Graph inputs and outputs from the GUI: the Add Graph Input dialog and Make Graph Outputs,
+each one undo step."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import onnx
+import pytest
+from PySide6.QtCore import QPointF
+from pytestqt.qtbot import QtBot
+
+from designer.core.scope import MAIN_SCOPE
+from designer.ui.main_window import DocumentTab, MainWindow
+from designer.ui.settings import Settings
+from designer.ui.tools.graph_io import AddInputDialog, make_outputs, parse_shape
+
+
+@pytest.fixture
+def window(qtbot: QtBot) -> Iterator[MainWindow]:
+    win = MainWindow(Settings())
+    qtbot.addWidget(win)
+    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
+    win.show()
+    yield win
+    for tab in win.document_tabs():
+        tab.session.undo_stack.setClean()
+    win.close()
+
+
+def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> DocumentTab:
+    window.open_files([path])
+    tab = window.tab()
+    assert tab is not None and tab.view.wait_for_layout(30_000)
+    qtbot.waitUntil(lambda: tab.session.check_result is not None, timeout=30_000)
+    return tab
+
+
+def test_shape_text() -> None:
+    assert parse_shape("[1, 'batch', 224]") == [1, "batch", 224]
+    assert parse_shape("  ") is None
+    for bad in ("[1, -2]", "3", "[1.5]", "[true]"):
+        with pytest.raises(Exception, match="sizes"):
+            parse_shape(bad)
+
+
+def test_add_graph_input_dialog(window: MainWindow, resnet_path: Path, qtbot: QtBot) -> None:
+    tab = open_model(window, resnet_path, qtbot)
+    before = tab.session.doc.model.SerializeToString()
+    dialog = AddInputDialog(tab.view, QPointF(10, 20), window)
+    dialog.name.setText("1bad")
+    dialog.accept()
+    assert "digit" in dialog.error.text()
+    dialog.name.setText("mask")
+    dialog.shape.setText("[1, 'seq', x]")
+    dialog.accept()
+    assert "position" in dialog.error.text()
+    assert tab.session.doc.model.SerializeToString() == before
+    dialog.elem_type.setCurrentText("INT64")
+    dialog.shape.setText("[1, 'seq']")
+    dialog.accept()
+    graph = tab.session.doc.model.graph
+    mask = next(v for v in graph.input if v.name == "mask")
+    assert mask.type.tensor_type.elem_type == onnx.TensorProto.INT64
+    assert [d.dim_param or d.dim_value for d in mask.type.tensor_type.shape.dim] == [1, "seq"]
+    key = tab.session.doc.io_key(MAIN_SCOPE, "input", "mask")
+    assert tab.session.doc.positions[MAIN_SCOPE][key] == (10.0, 20.0)
+    tab.session.undo_stack.undo()
+    assert tab.session.doc.model.SerializeToString() == before
+
+
+def test_make_graph_outputs_from_selection(
+    window: MainWindow, resnet_path: Path, qtbot: QtBot
+) -> None:
+    tab = open_model(window, resnet_path, qtbot)
+    before = tab.session.doc.model.SerializeToString()
+    scope = tab.session.doc.scope()
+    key = next(k for k, n in scope.nodes() if n.op_type == "Relu")
+    tab.view.select_keys([key])
+    make_outputs(window)
+    name = scope.node(key).output[0]
+    output = next(v for v in tab.session.doc.model.graph.output if v.name == name)
+    assert output.type.tensor_type.elem_type == onnx.TensorProto.FLOAT  # from inference
+    assert tab.session.undo_stack.count() == 1
+    make_outputs(window)  # already an output: nothing to add
+    assert tab.session.undo_stack.count() == 1
+    tab.session.undo_stack.undo()
+    assert tab.session.doc.model.SerializeToString() == before
+
+
+def test_menus_and_canvas_menu_offer_them(
+    window: MainWindow, resnet_path: Path, qtbot: QtBot
+) -> None:
+    tab = open_model(window, resnet_path, qtbot)
+    assert "add_graph_input" in window.actions_by_name
+    texts = [a.text() for a in window.canvas_menu(tab, QPointF(0, 0)).actions()]
+    assert "Add Graph Input Here…" in texts and "Make Graph &Outputs" in texts
