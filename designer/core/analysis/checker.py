@@ -111,7 +111,6 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
     cache: dict[tuple[str, str, int], OpSchemaInfo | None] = {}
     findings: dict[tuple[object, ...], tuple[Finding, ...]] = {}
     diagnostics: list[Diagnostic] = []
-    by_name: dict[str, tuple[ScopeId, int, str]] = {}
     keys: dict[ScopeId, list[int]] = {}
     for scope in doc.scopes():
         title = scope_title(doc, scope)
@@ -123,12 +122,10 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
         diagnostics.extend(
             ScopeChecker(scope, title, opsets, functions, registry, cache, findings).run()
         )
-        for key, node in scope.nodes():
-            if node.name:
-                by_name.setdefault(node.name, (scope.id, key, title))
         if scope.id.function is None:
             keys[scope.id] = list(scope.keys)
     skeleton = weightless_copy(doc.model)
+    by_name = _NodeLocator(doc)
     diagnostics.extend(_from_problem(p, by_name, doc) for p in run_checker(skeleton))
     errors = [d for d in diagnostics if d.severity == Severity.ERROR]
     inferred: onnx.ModelProto | None
@@ -178,9 +175,26 @@ def _infer_around_errors(
     return inferred
 
 
-def _from_problem(
-    problem: InferenceProblem, by_name: dict[str, tuple[ScopeId, int, str]], doc: Document
-) -> Diagnostic:
+class _NodeLocator:
+    """Node name → (scope, key, scope title), built only when onnx reports a problem (a
+    clean check never pays for the O(nodes) walk)."""
+
+    def __init__(self, doc: Document) -> None:
+        self._doc = doc
+        self._table: dict[str, tuple[ScopeId, int, str]] | None = None
+
+    def get(self, name: str) -> tuple[ScopeId, int, str] | None:
+        if self._table is None:
+            self._table = {}
+            for scope in self._doc.scopes():
+                title = scope_title(self._doc, scope)
+                for key, node in scope.nodes():
+                    if node.name:
+                        self._table.setdefault(node.name, (scope.id, key, title))
+        return self._table.get(name)
+
+
+def _from_problem(problem: InferenceProblem, by_name: _NodeLocator, doc: Document) -> Diagnostic:
     code = "onnx-checker" if problem.source == "checker" else "shape-inference"
     located = by_name.get(problem.node_name) if problem.node_name else None
     if located is None:

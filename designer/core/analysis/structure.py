@@ -108,10 +108,13 @@ class ScopeChecker:
     # --- nodes ---------------------------------------------------------------------------
     def _check_nodes(self) -> None:
         defined = set(self.scope.input_names()) | set(self.scope.initializer_names())
-        outer = self.scope.outer_names()
+        outer = self._outer = self.scope.outer_names()
         produced_later = {o for n in self.scope.proto.node for o in n.output if o}
+        used: set[str] = set()
+        self._used = used
         for key, node in self.scope.nodes():
             self._check_operator(key, node)
+            used.update(node.input)
             for name in node.input:
                 if not name or name in defined or name in outer:
                     continue
@@ -201,7 +204,7 @@ class ScopeChecker:
 
     # --- graph outputs and initializers ---------------------------------------------------
     def _check_outputs_and_initializers(self) -> None:
-        available = self._defined | self.scope.outer_names()
+        available = self._defined | self._outer
         for name in self.scope.output_names():
             if name not in available:
                 self._add(
@@ -213,8 +216,9 @@ class ScopeChecker:
         initializers = self.scope.initializer_names()
         if not initializers:
             return
-        used = set(self.scope.output_names()) | set(self.scope.input_names())
-        _collect_uses(self.scope.proto, used)
+        used = self._used | set(self.scope.output_names()) | set(self.scope.input_names())
+        if any(name not in used for name in initializers):
+            _collect_uses(self.scope.proto, used)  # subgraphs may read them (rare: walk then)
         for name in initializers:
             if name not in used:
                 self._add(
