@@ -17,6 +17,19 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from designer.core.errors import DesignerError
+from designer.core.gcpause import gc_paused
+
+#: Jobs still running, so that the last reference to one is never dropped on a pool thread
+#: (a QObject must be deleted on its own thread); released on the GUI thread when it ends.
+_RUNNING: set[QObject] = set()
+
+
+def keep_until_done(job: QObject, *ends: Any) -> None:
+    """Hold ``job`` until one of its end signals (``ends``) arrives on the GUI thread."""
+    _RUNNING.add(job)
+    for signal in ends:
+        signal.connect(lambda *_args, job=job: _RUNNING.discard(job))
+
 
 Report = Callable[[float, str], None]
 IsCancelled = Callable[[], bool]
@@ -56,7 +69,10 @@ class _Runner(QRunnable):
     def run(self) -> None:
         job = self.job
         try:
-            result = self.work(lambda f, t: job.progress.emit(float(f), str(t)), job.is_cancelled)
+            with gc_paused():  # no collection of GUI-thread objects on this thread
+                result = self.work(
+                    lambda f, t: job.progress.emit(float(f), str(t)), job.is_cancelled
+                )
         except DesignerError as exc:
             outcome: tuple[str, object] = (
                 ("cancelled", None) if job.is_cancelled() else ("failed", str(exc))
@@ -86,6 +102,7 @@ def start_job(work: Work, parent: QObject | None = None) -> Job:
     The work starts on the next turn of the event loop, so the caller can connect the
     job's signals first even when the work is over in microseconds."""
     job = Job(parent)
+    keep_until_done(job, job.finished, job.failed, job.cancelled)
     runner = _Runner(job, work)
     QTimer.singleShot(0, lambda: QThreadPool.globalInstance().start(runner))
     return job

@@ -3,6 +3,7 @@ and type-check results refreshed in the background after every change."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import weakref
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from designer.core.analysis import CheckResult, check_document
 from designer.core.document import ChangeKind, Document, DocumentEvent
 from designer.core.edits import Edit
 from designer.core.errors import DesignerError
+from designer.core.gcpause import gc_paused
 from designer.core.io import open_document, save_document
 from designer.core.io.companion import LayoutFileError, load_positions, save_positions
 from designer.ui.commands import EditCommand
@@ -41,13 +43,16 @@ class _CheckJob(QRunnable):
         self.signals = signals
 
     def run(self) -> None:
-        doc = Document(self.model)
-        doc.replace_model(self.model, self.keys)  # same node keys as the live document
-        try:
-            result = check_document(doc)
-        except Exception as exc:  # a checker bug must not take the GUI down
-            result = exc
-        self.signals.done.emit(self.generation, result)
+        # No garbage collection on this thread: it could finalise GUI objects here.
+        with gc_paused():
+            doc = Document(self.model)
+            doc.replace_model(self.model, self.keys)  # same node keys as the live document
+            try:
+                result: object = check_document(doc)
+            except Exception as exc:  # a checker bug must not take the GUI down
+                result = exc
+            with contextlib.suppress(RuntimeError):  # the session (and signals) are gone
+                self.signals.done.emit(self.generation, result)
 
 
 def _weak(owner: QObject, method: str) -> Callable[..., None]:
@@ -87,7 +92,7 @@ class DocumentSession(QObject):
         # Signals reach the session through weak references: a check or timer may still
         # fire while a session nobody closed is being garbage-collected, and must then find
         # nobody instead of a slot on a half-deleted object.
-        self._check_signals = _CheckSignals()
+        self._check_signals = _CheckSignals(self)  # deleted with the session, on this thread
         self._check_signals.done.connect(_weak(self, "_on_checked"))
         self._check_timer = QTimer(self)
         self._check_timer.setSingleShot(True)

@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from designer.core.layout import Cancelled
 from designer.core.viewgraph import ViewGraph, gc_paused
 from designer.ui.canvas.placement import Placement, Size, layout_graph
+from designer.ui.jobs import keep_until_done
 
 
 class LayoutJob(QObject):
@@ -65,6 +66,7 @@ class LayoutJob(QObject):
 
     def start(self) -> None:
         """Run on the global thread pool; signals arrive queued on the GUI thread."""
+        keep_until_done(self, self.finished, self.cancelled, self.failed)
         QThreadPool.globalInstance().start(_Runner(self))
 
     def _report(self, fraction: float) -> None:
