@@ -116,3 +116,23 @@ def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ONNX_DESIGNER_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("ONNX_DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
     monkeypatch.setenv("ONNX_DESIGNER_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def window(qtbot):  # type: ignore[no-untyped-def]
+    """The main window, shown, with error messages collected in ``window.errors`` instead of
+    dialogs and documents discarded (not asked about) when it closes."""
+    from designer.ui.main_window import MainWindow
+    from designer.ui.settings import Settings
+
+    win = MainWindow(Settings())
+    qtbot.addWidget(win)
+    win.errors = []
+    win.show_error = lambda title, message: win.errors.append(message)
+    win.ask_save_changes = lambda tab: "discard"
+    win.resize(1400, 900)
+    win.show()
+    yield win
+    for tab in win.document_tabs():
+        tab.session.undo_stack.setClean()
+    win.close()

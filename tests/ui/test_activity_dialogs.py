@@ -24,27 +24,12 @@ from designer.ui.dialogs.host_key_dialog import GuiHostKeyDecider, HostKeyDialog
 from designer.ui.jobs import start_job
 from designer.ui.main_window import MainWindow
 from designer.ui.reports.report_tab import ReportTab
-from designer.ui.settings import Settings
 from designer.ui.tools import activities as tools
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "resources" / "examples" / "tiny_cnn.onnx"
 sys.path.append(str(ROOT / "tests" / "activities"))
 import sshd  # noqa: E402
-
-
-@pytest.fixture
-def window(qtbot: QtBot) -> Iterator[MainWindow]:
-    win = MainWindow(Settings())
-    qtbot.addWidget(win)
-    win.show_error = lambda title, message: None  # type: ignore[method-assign]
-    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
-    win.resize(1400, 900)
-    win.show()
-    yield win
-    for tab in win.document_tabs():
-        tab.session.undo_stack.setClean()
-    win.close()
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,25 +13,10 @@ from designer.core.scope import MAIN_SCOPE
 from designer.ui.canvas.items import heat_color
 from designer.ui.main_window import DocumentTab, MainWindow
 from designer.ui.reports.report_tab import ReportTab, open_profile
-from designer.ui.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 ORT = ROOT.parent / "shared" / "fixtures" / "generated" / "onnxruntime-1.32.0-cpu"
 EXAMPLE = ROOT / "resources" / "examples" / "tiny_cnn.onnx"
-
-
-@pytest.fixture
-def window(qtbot: QtBot) -> Iterator[MainWindow]:
-    win = MainWindow(Settings())
-    qtbot.addWidget(win)
-    win.show_error = lambda title, message: None  # type: ignore[method-assign]
-    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
-    win.resize(1200, 800)
-    win.show()
-    yield win
-    for tab in win.document_tabs():
-        tab.session.undo_stack.setClean()
-    win.close()
 
 
 def open_doc(window: MainWindow, path: Path) -> DocumentTab:

@@ -4,10 +4,8 @@ selection synchronised with the canvas both ways, live updates, and 100k layers.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from onnx import TensorProto, helper
 from PySide6.QtCore import QItemSelectionModel, Qt
 from pytestqt.qtbot import QtBot
@@ -23,20 +21,6 @@ from designer.ui.qtmodels.explorer_model import (
     layer_precisions,
     name_prefix,
 )
-from designer.ui.settings import Settings
-
-
-@pytest.fixture
-def window(qtbot: QtBot) -> Iterator[MainWindow]:
-    win = MainWindow(Settings())
-    qtbot.addWidget(win)
-    win.show_error = lambda title, message: None  # type: ignore[method-assign]
-    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
-    win.show()
-    yield win
-    for tab in win.document_tabs():
-        tab.session.undo_stack.setClean()
-    win.close()
 
 
 def opened(window: MainWindow, path: Path) -> ExplorerPanel:

@@ -5,7 +5,7 @@ cancelled, failing, the cast filters and precision-loss warning, and bad destina
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,20 +30,6 @@ from designer.ui.dialogs.sanitize_dialog import SanitizeDialog
 from designer.ui.dialogs.status_dialog import RunState, StatusDialog
 from designer.ui.dialogs.transform_runner import TransformDialog
 from designer.ui.main_window import MainWindow
-from designer.ui.settings import Settings
-
-
-@pytest.fixture
-def window(qtbot: QtBot) -> Iterator[MainWindow]:
-    win = MainWindow(Settings())
-    qtbot.addWidget(win)
-    win.show_error = lambda title, message: None  # type: ignore[method-assign]
-    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
-    win.show()
-    yield win
-    for tab in win.document_tabs():
-        tab.session.undo_stack.setClean()
-    win.close()
 
 
 @pytest.fixture

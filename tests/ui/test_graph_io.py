@@ -3,7 +3,6 @@ each one undo step."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
@@ -13,20 +12,7 @@ from pytestqt.qtbot import QtBot
 
 from designer.core.scope import MAIN_SCOPE
 from designer.ui.main_window import DocumentTab, MainWindow
-from designer.ui.settings import Settings
 from designer.ui.tools.graph_io import AddInputDialog, make_outputs, parse_shape
-
-
-@pytest.fixture
-def window(qtbot: QtBot) -> Iterator[MainWindow]:
-    win = MainWindow(Settings())
-    qtbot.addWidget(win)
-    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
-    win.show()
-    yield win
-    for tab in win.document_tabs():
-        tab.session.undo_stack.setClean()
-    win.close()
 
 
 def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> DocumentTab:

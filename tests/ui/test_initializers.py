@@ -3,7 +3,6 @@ one undo step that restores the model exactly."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -26,20 +25,6 @@ from designer.ui.dialogs.create_initializer import (
 )
 from designer.ui.docks.initializers import InitializersDock
 from designer.ui.main_window import DocumentTab, MainWindow
-from designer.ui.settings import Settings
-
-
-@pytest.fixture
-def window(qtbot: QtBot) -> Iterator[MainWindow]:
-    win = MainWindow(Settings())
-    qtbot.addWidget(win)
-    win.show_error = lambda title, message: None  # type: ignore[method-assign]
-    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
-    win.show()
-    yield win
-    for tab in win.document_tabs():
-        tab.session.undo_stack.setClean()
-    win.close()
 
 
 def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> DocumentTab:

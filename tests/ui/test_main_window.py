@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
@@ -22,20 +21,6 @@ from designer.ui.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "resources" / "examples" / "tiny_cnn.onnx"
-
-
-@pytest.fixture
-def window(qtbot: QtBot) -> Iterator[MainWindow]:
-    win = MainWindow(Settings())
-    qtbot.addWidget(win)
-    win.errors = []  # type: ignore[attr-defined]
-    win.show_error = lambda title, message: win.errors.append(message)  # type: ignore[method-assign, attr-defined]
-    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
-    win.show()
-    yield win
-    for tab in win.document_tabs():
-        tab.session.undo_stack.setClean()
-    win.close()
 
 
 def open_and_wait(window: MainWindow, path: Path, qtbot: QtBot) -> None:

@@ -3,10 +3,8 @@ real QDropEvent on the canvas adding a uniquely named node at the drop point."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import QModelIndex, QPoint, QPointF, Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
@@ -25,18 +23,6 @@ from designer.ui.qtmodels.palette_model import (
     output_count,
     palette_entries,
 )
-from designer.ui.settings import Settings
-
-
-@pytest.fixture
-def window(qtbot: QtBot) -> Iterator[MainWindow]:
-    win = MainWindow(Settings())
-    qtbot.addWidget(win)
-    win.show_error = lambda title, message: None  # type: ignore[method-assign]
-    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
-    win.show()
-    yield win
-    win.close()
 
 
 def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> None:

@@ -3,10 +3,8 @@ cursor, Esc closes without a change."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtTest import QTest
@@ -14,19 +12,7 @@ from pytestqt.qtbot import QtBot
 
 from designer.core.scope import MAIN_SCOPE
 from designer.ui.main_window import MainWindow
-from designer.ui.settings import Settings
 from designer.ui.tools.quick_add import open_quick_add
-
-
-@pytest.fixture
-def window(qtbot: QtBot) -> Iterator[MainWindow]:
-    win = MainWindow(Settings())
-    qtbot.addWidget(win)
-    win.show_error = lambda title, message: None  # type: ignore[method-assign]
-    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
-    win.show()
-    yield win
-    win.close()
 
 
 def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> None:

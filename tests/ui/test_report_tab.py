@@ -4,7 +4,6 @@ sorting/filtering, warm-up range, CSV/JSON export, bad files, closing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,6 @@ from designer.activities.reports import parse_ort_profile
 from designer.ui.main_window import MainWindow
 from designer.ui.reports.charts import BarChartWidget, bar_chart, charts_available
 from designer.ui.reports.report_tab import ReportTab, open_profile
-from designer.ui.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 ORT = ROOT.parent / "shared" / "fixtures" / "generated" / "onnxruntime-1.32.0-cpu"
@@ -26,21 +24,6 @@ pytestmark = pytest.mark.skipif(not ORT.is_dir(), reason=f"{ORT} (shared fixture
 
 def fixture_profile(kind: str) -> Path:
     return next(ORT.glob(f"tiny_cnn_opt-{kind}_ort_profile_*.json"))
-
-
-@pytest.fixture
-def window(qtbot: QtBot) -> Iterator[MainWindow]:
-    win = MainWindow(Settings())
-    qtbot.addWidget(win)
-    win.errors = []  # type: ignore[attr-defined]
-    win.show_error = lambda title, message: win.errors.append(message)  # type: ignore[method-assign, attr-defined]
-    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
-    win.resize(1400, 900)
-    win.show()
-    yield win
-    for tab in win.document_tabs():
-        tab.session.undo_stack.setClean()
-    win.close()
 
 
 def open_report(window: MainWindow, qtbot: QtBot, kind: str = "all") -> ReportTab:

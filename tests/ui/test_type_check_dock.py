@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
-import pytest
 from onnx import TensorProto, helper
 from pytestqt.qtbot import QtBot
 
@@ -15,18 +13,6 @@ from designer.core.edits import SetNodeInput
 from designer.core.scope import MAIN_SCOPE
 from designer.ui.docks.type_check import TypeCheckPanel
 from designer.ui.main_window import MainWindow
-from designer.ui.settings import Settings
-
-
-@pytest.fixture
-def window(qtbot: QtBot) -> Iterator[MainWindow]:
-    win = MainWindow(Settings())
-    qtbot.addWidget(win)
-    win.show_error = lambda title, message: None  # type: ignore[method-assign]
-    win.ask_save_changes = lambda tab: "discard"  # type: ignore[method-assign]
-    win.show()
-    yield win
-    win.close()
 
 
 def broken_model() -> onnx.ModelProto:
