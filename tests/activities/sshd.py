@@ -1,7 +1,7 @@
 """A real OpenSSH server on a free loopback port, for the SSH target tests.
 
 Decision on users: as root, the tests connect as a dedicated unprivileged user
-(``odtest``, created once with ``useradd`` and given a random password per test session with
+(``odtest``, created once with ``useradd`` and given a random password once per machine with
 ``chpasswd``): root would pass every permission check, so "unwritable deployment folder" and
 password authentication could not be tested honestly. Not as root, sshd can only log in as the
 current user, with keys; password tests are skipped with that reason.
@@ -73,11 +73,26 @@ def ensure_test_user() -> TestUser:
             ["useradd", "-m", "-s", "/bin/sh", TEST_USER], check=True, capture_output=True
         )
         entry = pwd.getpwnam(TEST_USER)
-    password = "pw-" + secrets.token_hex(8)
+    password = _machine_password()
     subprocess.run(
         ["chpasswd"], input=f"{TEST_USER}:{password}\n", text=True, check=True, capture_output=True
     )
     return TestUser(TEST_USER, password, Path(entry.pw_dir))
+
+
+def _machine_password() -> str:
+    """One random password per machine, kept in a root-only file: test sessions running at
+    the same time then agree on it instead of resetting each other's."""
+    path = Path("/root/.cache/onnx-designer-tests/odtest-password")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not path.exists():
+        draft = path.with_name(f"{path.name}.{os.getpid()}")
+        draft.write_text("pw-" + secrets.token_hex(8))
+        draft.chmod(0o600)
+        with contextlib.suppress(FileExistsError):
+            os.link(draft, path)  # atomic: the first session's password wins
+        draft.unlink()
+    return path.read_text().strip()
 
 
 class SshServer:

@@ -104,9 +104,16 @@ def _drain_thread_pool(qapp):  # type: ignore[no-untyped-def]
     """Let background jobs (type checks, layouts) of a test finish before the next test,
     so none outlives the widgets and sessions it reports to."""
     yield
-    from PySide6.QtCore import QThreadPool
+    from PySide6.QtCore import QCoreApplication, QEvent, QThreadPool
+    from PySide6.QtWidgets import QApplication
 
+    while (popup := QApplication.activePopupWidget()) is not None:
+        popup.close()  # an open menu must not outlive its test (and its parent widget)
+        qapp.processEvents()
     QThreadPool.globalInstance().waitForDone(30_000)
+    qapp.processEvents()
+    # widgets the test closed are destroyed now, inside this test, not during the next one
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     qapp.processEvents()
 
 

@@ -9,6 +9,7 @@ import pytest
 from onnx import helper
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QMenu
 
 from designer.core.viewgraph import TerminalState
 from designer.ui.canvas.items import NodeItem
@@ -309,13 +310,10 @@ def test_subgraph_button_emits_request(qtbot, save_model) -> None:
     calls = []
     view.subgraphRequested.connect(lambda *args: calls.append(args))
     view._request_subgraph(item, QPoint(0, 0))
-    menu_actions = [
-        a.text()
-        for a in view.findChildren(__import__("PySide6.QtWidgets", fromlist=["QMenu"]).QMenu)[
-            -1
-        ].actions()
-    ]
-    assert sorted(menu_actions) == ["Open else_branch", "Open then_branch"]
+    menu = view.findChildren(QMenu)[-1]
+    assert sorted(a.text() for a in menu.actions()) == ["Open else_branch", "Open then_branch"]
+    menu.close()  # closing deletes it (one menu per click)
+    qtbot.waitUntil(lambda: not view.findChildren(QMenu))
     single = item_named(view, "cond")
     single.view.subgraphs = [("then_branch", -1)]
     view._request_subgraph(single, QPoint(0, 0))

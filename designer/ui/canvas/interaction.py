@@ -4,7 +4,7 @@ that changes the document goes through ``link_terminals`` or ``session.push``.""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QPointF
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QMenu
 
@@ -84,6 +84,7 @@ class InteractionMixin:
             self.subgraphRequested.emit(item.key, graphs[0][0], graphs[0][1])
             return
         menu = QMenu(self)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # one menu per click, not kept
         for attribute, index in graphs:
             label = attribute if index < 0 else f"{attribute}[{index}]"
             action = menu.addAction(f"Open {label}")
