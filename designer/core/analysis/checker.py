@@ -107,7 +107,7 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
     """
     registry = registry or default_registry()
     model_opsets = doc.opset_imports
-    functions = {(f.domain, f.name) for f in doc.model.functions}
+    functions = {(f.domain, f.name, f.overload): tuple(f.attribute) for f in doc.model.functions}
     cache: dict[tuple[str, str, int], OpSchemaInfo | None] = {}
     findings: dict[tuple[object, ...], tuple[Finding, ...]] = {}
     diagnostics: list[Diagnostic] = []

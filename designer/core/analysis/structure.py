@@ -4,7 +4,7 @@ references. O(nodes + edges) per scope with one schema look-up per distinct oper
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import onnx
 
@@ -17,14 +17,15 @@ _UNSET = object()
 
 
 class ScopeChecker:
-    """Checks one scope; ``functions`` are the model's local functions by (domain, name)."""
+    """Checks one scope; ``functions`` maps the model's local functions, by (domain, name,
+    overload), to the attributes each call must set (those without a default)."""
 
     def __init__(
         self,
         scope: Scope,
         scope_name: str,
         opsets: Mapping[str, int],
-        functions: set[tuple[str, str]],
+        functions: Mapping[tuple[str, str, str], Sequence[str]],
         registry: SchemaRegistry,
         schema_cache: dict[tuple[str, str, int], OpSchemaInfo | None],
         findings_cache: dict[tuple[object, ...], tuple[Finding, ...]] | None = None,
@@ -32,7 +33,7 @@ class ScopeChecker:
         self.scope = scope
         self.scope_name = scope_name
         self.opsets = {normalize_domain(d): v for d, v in opsets.items()}
-        self.functions = {(normalize_domain(d), n) for d, n in functions}
+        self.functions = {(normalize_domain(d), n, o): r for (d, n, o), r in functions.items()}
         self.registry = registry
         self.cache = schema_cache
         self.findings = findings_cache if findings_cache is not None else {}
@@ -164,8 +165,18 @@ class ScopeChecker:
     def _operator_findings(self, node: onnx.NodeProto) -> Iterator[Finding]:
         """Problems of the operator use itself: the same for every node of equal signature."""
         domain = normalize_domain(node.domain)
-        if (domain, node.op_type) in self.functions:
-            return  # a local function call; its body is checked as its own scope
+        required = self.functions.get((domain, node.op_type, node.overload))
+        if required is not None:  # a local function call; its body is its own scope
+            given = {a.name for a in node.attribute}
+            for name in required:
+                if name not in given:
+                    yield (
+                        Severity.ERROR,
+                        "missing-attribute",
+                        f"required attribute '{name}' of local function "
+                        f"'{domain}:{node.op_type}' is not set",
+                    )
+            return
         schema = self.schema(node)
         if schema is _UNSET:
             yield (
@@ -180,15 +191,16 @@ class ScopeChecker:
                 yield (
                     Severity.ERROR,
                     "unknown-operator",
-                    f"unknown operator '{node.op_type}' in opset {version} of domain "
-                    f"'{domain or 'ai.onnx'}'",
+                    f"no operator or local function '{node.op_type}' in opset {version} of "
+                    f"domain '{domain or 'ai.onnx'}'",
                 )
             else:
                 yield (
                     Severity.WARNING,
                     "custom-operator",
-                    f"custom operator '{domain}::{node.op_type}' has no known schema; "
-                    "it cannot be checked",
+                    f"no operator or local function '{domain}:{node.op_type}': a custom "
+                    "operator (only a runtime that provides it can run it); it cannot be "
+                    "checked",
                 )
             return
         assert isinstance(schema, OpSchemaInfo)
@@ -242,6 +254,7 @@ def _signature(node: onnx.NodeProto) -> tuple[object, ...]:
     return (
         node.domain,
         node.op_type,
+        node.overload,
         tuple(not i for i in node.input),
         tuple(not o for o in node.output),
         attrs,
