@@ -8,7 +8,6 @@ kept beside it. Only :mod:`designer.core.edits` change a document.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
@@ -51,6 +50,14 @@ class _KeyState:
     keys: dict[ScopeId, list[int]] = field(default_factory=dict)
 
 
+@dataclass
+class _KeyGenerator:
+    """Where node keys continue. A model and its working copies share one, so a key handed
+    out in either is never handed out in the other (positions and confirms stay unambiguous)."""
+
+    next: int = 1
+
+
 class Document:
     """One model being edited.
 
@@ -67,7 +74,7 @@ class Document:
         self.positions: dict[ScopeId, dict[int, Position]] = {}
         self.undo_stack = UndoStack(self)
         self._listeners: list[Listener] = []
-        self._key_counter = itertools.count(1)
+        self._keygen = _KeyGenerator()
         self._keys = _KeyState()
         self._scopes: dict[ScopeId, Scope] = {}
         self._io_keys: dict[tuple[ScopeId, str, str], int] = {}
@@ -94,7 +101,15 @@ class Document:
         return name + ("*" if self.modified else "")
 
     def new_key(self) -> int:
-        return next(self._key_counter)
+        key = self._keygen.next
+        self._keygen.next += 1
+        return key
+
+    def reserve_keys(self, max_key: int) -> None:
+        """Make every key handed out from now on greater than ``max_key`` (keys that came
+        from another document, e.g. a working copy's, must never be handed out again)."""
+        if max_key >= self._keygen.next:
+            self._keygen.next = max_key + 1
 
     def io_key(self, scope_id: ScopeId, kind: str, name: str) -> int:
         """A stable key for graph input/output ``name`` (``kind`` "input" or "output") so
@@ -206,6 +221,46 @@ class Document:
         self.model = model
         self._scopes.clear()
         self._keys.keys = {sid: list(k) for sid, k in keys.items()} if keys else {}
+        self.reserve_keys(max((max(k, default=0) for k in self._keys.keys.values()), default=0))
+
+    # --- working copies (subgraph and function tabs) ---------------------------------------
+    def sync_from(self, other: Document) -> None:
+        """Become a full copy of ``other``: model, node keys, graph-IO keys, positions and
+        the folder external data resolves against. Keys handed out here afterwards stay above
+        every key ``other`` has handed out: both share one key sequence from now on.
+        Listeners are not notified (the caller is)."""
+        model = onnx.ModelProto()
+        model.CopyFrom(other.model)
+        self.replace_model(model, other.all_keys())
+        self.base_dir = other.base_dir
+        self.positions = {sid: dict(table) for sid, table in other.positions.items()}
+        self._io_keys = dict(other._io_keys)
+        self._io_entries = dict(other._io_entries)
+        self.reserve_keys(other._keygen.next - 1)
+        self._keygen = other._keygen  # one key sequence for a model and its working copies
+
+    def working_copy(self) -> Document:
+        """A new document that is a full copy of this one (see :meth:`sync_from`); it has no
+        path, so it can never be saved over this document's file by accident."""
+        copy = Document(onnx.ModelProto())
+        copy.sync_from(self)
+        return copy
+
+    def scope_keys(self, scope_id: ScopeId) -> dict[ScopeId, list[int]]:
+        """Copies of the key lists of ``scope_id`` and of every scope below it."""
+        return {sid: keys for sid, keys in self.all_keys().items() if sid.is_within(scope_id)}
+
+    def set_scope_keys(self, scope_id: ScopeId, keys: dict[ScopeId, list[int]]) -> None:
+        """Forget the keys (and cached scopes) of ``scope_id`` and everything below it, then
+        take ``keys`` (scopes left out get fresh keys when next seen). For edits that replace
+        a whole scope's proto."""
+        for sid in [s for s in self._keys.keys if s.is_within(scope_id)]:
+            del self._keys.keys[sid]
+        for sid in [s for s in self._scopes if s.is_within(scope_id)]:
+            del self._scopes[sid]
+        for sid, k in keys.items():
+            self._keys.keys[sid] = list(k)
+            self.reserve_keys(max(k, default=0))
 
     def all_keys(self) -> dict[ScopeId, list[int]]:
         for _ in self.scopes():  # make sure every scope has keys

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QStackedWidget,
     QTabWidget,
+    QToolBar,
     QToolButton,
     QUndoView,
     QVBoxLayout,
@@ -30,10 +31,12 @@ from PySide6.QtWidgets import (
 from designer.core.document import Document
 from designer.core.errors import DesignerError
 from designer.core.new_model import new_model
+from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.ui import recovery
 from designer.ui.canvas.settings import CanvasSettings
 from designer.ui.canvas.view import CanvasView
 from designer.ui.menus import build_menus
+from designer.ui.scope_tabs import ScopeTabs
 from designer.ui.session import DocumentSession
 from designer.ui.settings import Settings
 from designer.ui.welcome import WelcomePage
@@ -42,11 +45,18 @@ MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
 
 
 class DocumentTab(QWidget):
-    """One open document: its canvas, with a banner for warnings about it."""
+    """One open document: its canvas of ``scope_id`` (MAIN_SCOPE for a model; a subgraph or
+    function body for a working copy), with banners for warnings and for being read-only."""
 
-    def __init__(self, session: DocumentSession, canvas_settings: CanvasSettings) -> None:
+    def __init__(
+        self,
+        session: DocumentSession,
+        canvas_settings: CanvasSettings,
+        scope_id: ScopeId = MAIN_SCOPE,
+    ) -> None:
         super().__init__()
         self.session = session
+        self.scope_id = scope_id
         self.recovery_id = uuid.uuid4().hex
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -56,7 +66,12 @@ class DocumentTab(QWidget):
         self.banner.setStyleSheet("background:#fff4ce;color:#5c4400;padding:6px;")
         self.banner.setVisible(False)
         layout.addWidget(self.banner)
-        self.view = CanvasView(session, settings=canvas_settings)
+        self.lock_banner = QLabel()
+        self.lock_banner.setWordWrap(True)
+        self.lock_banner.setStyleSheet("background:#e8e0f5;color:#3b2a5c;padding:6px;")
+        self.lock_banner.setVisible(False)
+        layout.addWidget(self.lock_banner)
+        self.view = CanvasView(session, scope_id, settings=canvas_settings)
         self.toolbar = QHBoxLayout()
         self.toolbar.setContentsMargins(4, 2, 4, 2)
         self.controls = QToolButton()
@@ -91,6 +106,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.undo_group = QUndoGroup(self)
         self.menus: dict[str, QMenu] = {}  # filled by build_menus: "File", "Edit", …
+        self.main_toolbar: QToolBar | None = None  # filled by build_menus
         self.recent_menu: QMenu | None = None
         self.windows_menu = QMenu("&Windows", self)
 
@@ -121,6 +137,7 @@ class MainWindow(QMainWindow):
         self._install_plugins("designer.ui.docks", "create_dock")
         self.docks.append(self.history)  # last: the Parameters tab shows first on the right
         self._arrange_docks()
+        self.scope_tabs = ScopeTabs(self)  # subgraph and local-function tabs
         self.actions_by_name: dict[str, QAction] = build_menus(self)
         self._install_plugins("designer.ui.tools", "install")
         self._default_state = self.saveState()
@@ -188,14 +205,16 @@ class MainWindow(QMainWindow):
         tab = self.tab()
         return tab.view if tab is not None else None
 
-    def add_session(self, session: DocumentSession) -> DocumentTab:
+    def add_session(
+        self, session: DocumentSession, scope_id: ScopeId = MAIN_SCOPE, index: int = -1
+    ) -> DocumentTab:
         canvas_settings = CanvasSettings(
             show_grid=self.settings.show_grid, show_constants=self.settings.show_constants
         )
-        tab = DocumentTab(session, canvas_settings)
+        tab = DocumentTab(session, canvas_settings, scope_id)
         self.undo_group.addStack(session.undo_stack)
-        index = self.tabs.addTab(tab, session.title)
-        self.tabs.setTabToolTip(index, str(session.doc.path or "not saved yet"))
+        index = self.tabs.insertTab(index, tab, session.title)
+        self.tabs.setTabToolTip(index, session.location)
         session.titleChanged.connect(lambda _t, tab=tab: self._retitle(tab))
         session.editRejected.connect(lambda message: self.statusBar().showMessage(message, 8000))
         session.warning.connect(lambda message, tab=tab: tab.show_banner(message))
@@ -210,6 +229,7 @@ class MainWindow(QMainWindow):
         tab.view.selectionChanged.connect(
             lambda keys, tab=tab: self.selectionChanged.emit(keys) if tab is self.tab() else None
         )
+        self.scope_tabs.connect_view(tab)
         if session.layout_warning:
             tab.show_banner(session.layout_warning)
         self.tabs.setCurrentIndex(index)
@@ -244,6 +264,14 @@ class MainWindow(QMainWindow):
                 entry = controls.addAction(line.strip())
                 entry.setEnabled(False)  # a reference list, not commands
         return menu
+
+    def open_scope(self, session: DocumentSession, scope_id: ScopeId) -> DocumentTab | None:
+        """Open (or focus) the tab editing subgraph/function ``scope_id`` of ``session``."""
+        return self.scope_tabs.open_scope(session, scope_id)
+
+    def ask_confirm_changes(self, tab: DocumentTab) -> str:
+        """'confirm', 'discard' or 'cancel' for a subgraph/function tab being closed."""
+        return self.scope_tabs.ask(tab)
 
     def open_files(self, paths: list[Path]) -> None:
         """Open each model in its own tab; a file that fails shows a message and the others
@@ -281,6 +309,13 @@ class MainWindow(QMainWindow):
         tab = tab or self.tab()
         if tab is None:
             return False
+        if tab.scope_id != MAIN_SCOPE:  # a working copy is saved with its model
+            self.statusBar().showMessage(
+                "A subgraph or function tab is saved with its model: confirm its edits, "
+                "then save the model's tab",
+                8000,
+            )
+            return False
         path = tab.session.doc.path
         if save_as or path is None:
             chosen = self.choose_save_path(tab, path)
@@ -316,7 +351,10 @@ class MainWindow(QMainWindow):
             if self.tabs.count() == 0:
                 self.stack.setCurrentWidget(self.welcome)
             return True
-        if tab.session.modified:
+        if not self.scope_tabs.before_close(tab):
+            return False
+        i = self.tabs.indexOf(tab)
+        if tab.scope_id == MAIN_SCOPE and tab.session.modified:
             answer = self.ask_save_changes(tab)
             if answer == "cancel" or (answer == "save" and not self.save(tab)):
                 return False
@@ -355,7 +393,7 @@ class MainWindow(QMainWindow):
     # --- autosave and recovery -------------------------------------------------------------
     def autosave(self) -> None:
         for tab in self.document_tabs():
-            if tab.session.modified:
+            if tab.session.modified and tab.scope_id == MAIN_SCOPE:
                 try:
                     recovery.write_recovery(tab.session.doc, tab.recovery_id)
                 except DesignerError as exc:
@@ -420,6 +458,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         for tab in list(self.document_tabs()):
+            if self.tabs.indexOf(tab) < 0:
+                continue  # closed with the tab it belongs to
             self.tabs.setCurrentWidget(tab)
             if not self.close_tab(self.tabs.indexOf(tab)):
                 event.ignore()
@@ -433,7 +473,7 @@ class MainWindow(QMainWindow):
         index = self.tabs.indexOf(tab)
         if index >= 0:
             self.tabs.setTabText(index, tab.session.title)
-            self.tabs.setTabToolTip(index, str(tab.session.doc.path or "not saved yet"))
+            self.tabs.setTabToolTip(index, tab.session.location)
         if tab is self.tab():
             self.setWindowTitle(f"{tab.session.title} — ONNX Designer")
 
@@ -447,6 +487,7 @@ class MainWindow(QMainWindow):
         else:
             self.setWindowTitle("ONNX Designer")
             self.problems.clear()
+        self.scope_tabs.current_changed(tab)
         self._update_actions()
 
     def _show_problems(self, tab: DocumentTab) -> None:
@@ -492,6 +533,10 @@ class MainWindow(QMainWindow):
             action = self.actions_by_name.get(name)
             if action is not None:
                 action.setEnabled(has_doc)
+        tab = self.tab()
+        if tab is not None and tab.scope_id != MAIN_SCOPE:
+            self.actions_by_name["save"].setEnabled(False)
+            self.actions_by_name["save_as"].setEnabled(False)
 
 
 def run_app(paths: list[Path]) -> int:

@@ -68,6 +68,13 @@ def build_menus(window: MainWindow) -> dict[str, QAction]:
     menus["Edit"].addAction(redo)
     actions["undo"], actions["redo"] = undo, redo
     menus["Edit"].addSeparator()
+    confirm = add("Edit", "confirm_scope", "Confirm Subgraph Edits", window.scope_tabs.confirm)
+    confirm.setToolTip(
+        "Write the edits of this subgraph or local function tab into its parent document "
+        "(one undo step there)"
+    )
+    confirm.setEnabled(False)
+    menus["Edit"].addSeparator()
     add("Edit", "cut", "Cu&t", on_view(lambda v: cut(window, v)), QKeySequence.StandardKey.Cut)
     add("Edit", "copy", "&Copy", on_view(lambda v: copy(window, v)), QKeySequence.StandardKey.Copy)
     add(
@@ -131,6 +138,12 @@ def build_menus(window: MainWindow) -> dict[str, QAction]:
 
     # Tools
     add("Tools", "options", "&Options…", lambda: show_options(window))
+
+    toolbar = window.addToolBar("Main Toolbar")
+    toolbar.setObjectName("toolbar_main")
+    for name in ("save", "confirm_scope"):  # (undo/redo texts grow with the command)
+        toolbar.addAction(actions[name])
+    window.main_toolbar = toolbar
     return actions
 
 

@@ -79,6 +79,7 @@ class DocumentSession(QObject):
     titleChanged = Signal(str)
     editRejected = Signal(str)  # message of an EditError
     warning = Signal(str)
+    lockChanged = Signal()  # a working copy below got or lost unconfirmed changes
 
     _generations = itertools.count(1)
 
@@ -88,6 +89,10 @@ class DocumentSession(QObject):
         self.undo_stack = QUndoStack(self)
         self.check_result: CheckResult | None = None
         self.layout_warning: str | None = None
+        #: working copies editing a subgraph or function of this document (tabs)
+        self.working_copies: list[DocumentSession] = []
+        #: bumped on every change of the document (working copies compare it)
+        self.revision = 0
         self._generation = 0
         # Signals reach the session through weak references: a check or timer may still
         # fire while a session nobody closed is being garbage-collected, and must then find
@@ -139,12 +144,50 @@ class DocumentSession(QObject):
         name = self.doc.path.name if self.doc.path is not None else "Untitled"
         return name + ("*" if self.modified else "")
 
+    @property
+    def location(self) -> str:
+        """Where the document lives, for tooltips."""
+        return str(self.doc.path or "not saved yet")
+
     def _on_clean_changed(self, _clean: bool) -> None:
         self.titleChanged.emit(self.title)
 
+    @property
+    def has_unconfirmed(self) -> bool:
+        """True for a working copy with edits not yet written into its parent (a plain
+        document has no parent to confirm into)."""
+        return False
+
+    def blocking_session(self) -> DocumentSession | None:
+        """The working copy below this document whose unconfirmed edits make it read-only
+        (the deepest one), or None when it may be edited."""
+        for child in self.working_copies:
+            deeper = child.blocking_session()
+            if deeper is not None:
+                return deeper
+            if child.has_unconfirmed:
+                return child
+        return None
+
+    @property
+    def locked(self) -> bool:
+        return self.blocking_session() is not None
+
     # --- editing -------------------------------------------------------------------------
     def push(self, edit: Edit) -> bool:
-        """Apply ``edit`` and put it on the undo stack; False (and editRejected) if refused."""
+        """Apply ``edit`` and put it on the undo stack; False (and editRejected) if refused,
+        e.g. while a subgraph tab of this document has unconfirmed edits."""
+        blocker = self.blocking_session()
+        if blocker is not None:
+            self.editRejected.emit(
+                f"{self.title.rstrip('*')} is read-only while {blocker.title.rstrip('*')} has "
+                "unconfirmed edits: confirm or discard them in that tab first"
+            )
+            return False
+        return self.push_unlocked(edit)
+
+    def push_unlocked(self, edit: Edit) -> bool:
+        """:meth:`push` without the read-only check (a working copy confirming its edits)."""
         try:
             edit.apply(self.doc)
         except DesignerError as exc:
@@ -154,6 +197,8 @@ class DocumentSession(QObject):
         return True
 
     def _on_document_event(self, event: DocumentEvent) -> None:
+        if event.kind != ChangeKind.SAVED:
+            self.revision += 1
         self.changed.emit(event)
         if event.kind not in (ChangeKind.POSITIONS, ChangeKind.SAVED):
             self.schedule_check()

@@ -128,7 +128,8 @@ def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def window(qtbot):  # type: ignore[no-untyped-def]
     """The main window, shown, with error messages collected in ``window.errors`` instead of
-    dialogs and documents discarded (not asked about) when it closes."""
+    dialogs and documents (and unconfirmed subgraph/function tabs) discarded, not asked
+    about, when it closes."""
     from designer.ui.main_window import MainWindow
     from designer.ui.settings import Settings
 
@@ -137,6 +138,7 @@ def window(qtbot):  # type: ignore[no-untyped-def]
     win.errors = []
     win.show_error = lambda title, message: win.errors.append(message)
     win.ask_save_changes = lambda tab: "discard"
+    win.ask_confirm_changes = lambda tab: "discard"  # unconfirmed subgraph/function tabs
     win.resize(1400, 900)
     win.show()
     yield win

@@ -118,7 +118,8 @@ def delete_edit(
     if ops:
         edits.append(RemoveNodes(scope_id, ops))
     for io in ios:
-        edits.append(RemoveGraphIO(scope_id, io.kind.value, io.name))
+        if io.kind != NodeKind.OUTER:  # an outer-scope value is only disconnected
+            edits.append(RemoveGraphIO(scope_id, io.kind.value, io.name))
     if not edits:
         return None
     parts = []

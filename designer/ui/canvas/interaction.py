@@ -9,6 +9,7 @@ from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QMenu
 
 from designer.core.summary import type_text
+from designer.core.viewgraph import NodeKind, outer_values
 from designer.ui.canvas import controller
 from designer.ui.canvas.items import EdgeItem, LinkPreviewItem, NodeItem
 
@@ -122,7 +123,8 @@ class InteractionMixin:
             return False
         items = self.canvas.node_items
         positions = {k: (items[k].x(), items[k].y()) for k in origins if k in items}
-        self.session.push(controller.move_edit(self.scope_id, positions))
+        if not self.session.push(controller.move_edit(self.scope_id, positions)):
+            self.canvas.positions_changed(list(origins))  # refused (read-only): move back
         return True
 
     def _drag_nodes(self, pos: QPointF, event: QMouseEvent) -> None:
@@ -159,9 +161,28 @@ class InteractionMixin:
                 return f"{name}{self._type_suffix(name)}"
             if isinstance(item, NodeItem):
                 view = item.view
+                if view.kind == NodeKind.OUTER:
+                    return self._outer_tooltip(view.outputs[0].tensor)
                 text = f"{view.name}  ({view.op_type})"
+                if view.function is not None:
+                    domain, name, _overload = view.function
+                    text += f"\ncalls local function {domain}:{name} (double-click to open)"
                 return text + ("\n" + item.problem_text if item.problem_text else "")
         return ""
+
+    def _outer_tooltip(self, name: str) -> str:
+        """Name, type and origin of an outer-scope value (typed in its defining scope)."""
+        value = outer_values(self.session.doc, self.scope_id).get(name)
+        if value is None:
+            return f"outer-scope value {name} (no longer defined)"
+        result = self.session.check_result
+        proto = result.type_of(value.scope, name) if result is not None else None
+        kind = type_text(proto) if proto is not None else "(type unknown)"
+        return f"outer-scope value {name}\n{kind}\n{value.describe()}"
+
+    def _function_at(self, pos: QPoint) -> tuple[str, str, str] | None:
+        item = self._node_at(pos)
+        return item.view.function if item is not None else None
 
     def _type_suffix(self, name: str) -> str:
         result = self.session.check_result

@@ -171,7 +171,9 @@ class NodeItem(QGraphicsItem):
             if is_op
             else st.INPUT_FILL
             if view.kind == NodeKind.INPUT
-            else (st.OUTPUT_FILL)
+            else st.OUTER_FILL
+            if view.kind == NodeKind.OUTER
+            else st.OUTPUT_FILL
         )
         hot = self.heat >= 0.0 and is_op
         if hot:
@@ -183,6 +185,8 @@ class NodeItem(QGraphicsItem):
             painter.drawRect(self.rect())
             return
         pen = QPen(st.SELECTED if selected else st.NODE_BORDER, 2.2 if selected else 1.0)
+        if view.kind == NodeKind.OUTER and not selected:
+            pen = QPen(st.TERMINAL_COLORS[TerminalState.OUTER], 1.4, Qt.PenStyle.DashLine)
         painter.setPen(pen)
         painter.setBrush(fill)
         radius = 4.0 if is_op else self.height / 2
@@ -207,7 +211,9 @@ class NodeItem(QGraphicsItem):
             )
             painter.setPen(_LIGHT_TEXT if light else st.TEXT_DIM)
             painter.setFont(st.type_font())
-            kind = f"{view.op_type}  {self.heat_label}" if hot else view.op_type
+            kind = f"ƒ {view.op_type}" if view.function is not None else view.op_type
+            if hot:
+                kind = f"{kind}  {self.heat_label}"
             painter.drawText(
                 QRectF(0.0, 21.0, self.width, 16.0), Qt.AlignmentFlag.AlignCenter, kind
             )

@@ -30,10 +30,14 @@ class Placement:
     routes: dict[tuple[int, int], list[Point]] = field(default_factory=dict)
 
 
+#: Pseudo nodes that feed the graph: graph inputs and values of enclosing graphs.
+_SOURCES = (NodeKind.INPUT, NodeKind.OUTER)
+
+
 def proxied_inputs(graph: ViewGraph) -> dict[int, str]:
     """Graph inputs (key → name) with more than PROXY_FANOUT distinct consumers."""
     consumers: dict[int, set[int]] = {}
-    inputs = {n.key: n.name for n in graph.nodes if n.kind == NodeKind.INPUT}
+    inputs = {n.key: n.name for n in graph.nodes if n.kind in _SOURCES}
     for edge in graph.edges:
         if edge.source in inputs:
             consumers.setdefault(edge.source, set()).add(edge.target)
@@ -62,7 +66,7 @@ def layout_graph(
 
 
 def _is_input(graph: ViewGraph, key: int) -> bool:
-    return graph.has_node(key) and graph.node(key).kind == NodeKind.INPUT
+    return graph.has_node(key) and graph.node(key).kind in _SOURCES
 
 
 def needs_full_layout(graph: ViewGraph, positions: Mapping[int, Point]) -> bool:
@@ -79,6 +83,8 @@ def place_missing(
     """Positions for nodes of ``graph`` that have none: below their placed producers (at
     their mean x), else above their placed consumers, else right of everything. O(n + m)."""
     proxied = proxied_inputs(graph)
+    # saved positions of nodes that no longer exist (a stale layout) are ignored
+    positions = {k: p for k, p in positions.items() if k in sizes}
     missing = [n.key for n in graph.nodes if n.key not in positions and n.key not in proxied]
     if not missing:
         return {}

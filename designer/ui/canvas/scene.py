@@ -64,6 +64,7 @@ class CanvasScene(QGraphicsScene):
         self._edge_armed = False  # a batch is scheduled
         self.routes: dict[tuple[int, int], list[Point]] = {}
         self.proxied: dict[int, str] = {}
+        self.pinned_outer: set[str] = set()  # outer-scope values shown even when unused
         self._problems: dict[int, tuple[int, str]] = {}
         self._overlay: dict[int, tuple[float, str]] = {}  # key -> (heat 0..1, label)
         self.generation = 0  # bumped on every geometry change (the overview cache key)
@@ -114,7 +115,12 @@ class CanvasScene(QGraphicsScene):
         return self.doc.positions.setdefault(self.scope_id, {})
 
     def build_graph(self) -> ViewGraph:
-        return build_view_graph(self.doc, self.scope_id, show_constants=self.show_constants)
+        return build_view_graph(
+            self.doc,
+            self.scope_id,
+            show_constants=self.show_constants,
+            pinned_outer=self.pinned_outer,
+        )
 
     def sizes(self, graph: ViewGraph) -> dict[int, tuple[float, float]]:
         return {n.key: st.node_size(n) for n in graph.nodes}

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QGraphicsView, QToolTip, QWidget
 from designer.core.document import ChangeKind, DocumentEvent
 from designer.core.errors import DesignerError
 from designer.core.scope import MAIN_SCOPE, ScopeId
+from designer.core.viewgraph import NodeKind
 from designer.ui.canvas import controller
 from designer.ui.canvas.clipboard import copy_nodes, paste_edit
 from designer.ui.canvas.export import ExportOptions, render_scene_to_file
@@ -43,6 +44,7 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
     selectionChanged = Signal(list)  # node keys selected (op nodes and IO pseudo-nodes)
     statusMessage = Signal(str)
     subgraphRequested = Signal(int, str, int)  # node key, attribute, index
+    functionRequested = Signal(object)  # (domain, name, overload) of a local function
     layoutBusy = Signal(bool)
     layoutProgress = Signal(float)  # 0..1 while a layout runs off the GUI thread
     contextMenuRequested = Signal(QPoint, QPointF)  # global position, scene position
@@ -263,9 +265,23 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
             return False
         return self.session.push(edit)
 
-    def delete_selection(self) -> None:
-        """Delete selected nodes and links as one undo step."""
+    def pin_outer(self, name: str, at: QPointF | None = None) -> int:
+        """Show outer-scope value ``name`` as a node (at ``at``) even while nothing reads it,
+        so it can be linked by dragging; returns its key. A view setting, not an edit."""
         self.flush()
+        key = self.session.doc.io_key(self.scope_id, "outer", name)
+        if at is not None:
+            self.canvas.positions[key] = (at.x(), at.y())
+        self.canvas.pinned_outer.add(name)
+        self._pending = True
+        self.flush()
+        return key
+
+    def delete_selection(self) -> None:
+        """Delete selected nodes and links as one undo step (an outer-scope value node is
+        unpinned and its consumers disconnected)."""
+        self.flush()
+        unpinned = self._unpin_selected()
         edit = controller.delete_edit(
             self.session.doc,
             self.canvas.graph,
@@ -274,6 +290,19 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
         )
         if edit is not None and self.session.push(edit):
             self.statusMessage.emit(edit.label)
+        elif unpinned:
+            self._pending = True
+            self.flush()
+
+    def _unpin_selected(self) -> bool:
+        graph = self.canvas.graph
+        names = {
+            graph.node(k).outputs[0].tensor
+            for k in self.selected_keys()
+            if graph.has_node(k) and graph.node(k).kind == NodeKind.OUTER
+        }
+        self.canvas.pinned_outer -= names
+        return bool(names)
 
     def copy_selection(self) -> bytes:
         return copy_nodes(self.session.doc, self.scope_id, self.selected_keys())
@@ -374,6 +403,13 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
             start = self.mapToScene(event.position().toPoint())
             chosen = [i for i in self.canvas.selectedItems() if isinstance(i, NodeItem)]
             self._move = (start, {i.key: i.pos() for i in chosen}, False)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        fid = self._function_at(event.position().toPoint())
+        if fid is not None and event.button() == Qt.MouseButton.LeftButton:
+            self.functionRequested.emit(fid)
+            return
+        super().mouseDoubleClickEvent(event)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         if self.navigation_move(event):
