@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import onnx
@@ -12,10 +13,17 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSizePolicy,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from designer.ui.params.attr_refs import (
+    is_referable,
+    reference_button,
+    reference_label,
+    reference_of,
+)
 from designer.ui.params.attr_text import (
     TABLE_TYPES,
     TEXT_TYPES,
@@ -58,18 +66,36 @@ class AttributeState:
 
 
 class AttributeRow(HoverWidget):
-    """Signals carry plain values; the panel turns them into edits."""
+    """Signals carry plain values; the panel turns them into edits.
+
+    ``refs`` (name → type) are the attributes of the local function whose body holds the
+    node; given, the row offers a reference to one of them ("ƒ"). ``can_create`` offers
+    "Create…" for an unset GRAPH attribute (one node selected)."""
 
     committed = Signal(str, object)  # attribute name, AttributeProto
     resetRequested = Signal(str)
     tensorRequested = Signal(str)
     graphRequested = Signal(str, int)  # attribute name, index (-1 for GRAPH)
+    createGraphRequested = Signal(str)  # attribute name
+    referenceRequested = Signal(str, str)  # attribute name, function attribute ("": a value)
 
-    def __init__(self, state: AttributeState, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        state: AttributeState,
+        parent: QWidget | None = None,
+        *,
+        refs: Mapping[str, int] | None = None,
+        can_create: bool = False,
+    ) -> None:
         super().__init__(parent)
         self.state = state
+        self.can_create = can_create
+        self.reference = reference_of(state.value)
         self.line: CommitLineEdit | None = None
         self.combo: QComboBox | None = None
+        self.create_link: QLabel | None = None
+        self.reference_label: QLabel | None = None
+        self.reference_button: QToolButton | None = None
         self.error = ErrorLabel()
         type_name = A.AttributeType.Name(state.type)
         self.label = QLabel(state.name + (" *" if state.required else ""))
@@ -80,6 +106,14 @@ class AttributeRow(HoverWidget):
         row.setSpacing(2)
         row.addWidget(self.label)
         row.addWidget(self._editor(), 1)
+        if refs is not None and is_referable(state.type):
+            self.reference_button = reference_button(
+                state.type,
+                self.reference,
+                refs,
+                lambda ref: self.referenceRequested.emit(state.name, ref),
+            )
+            row.addWidget(self.reference_button)
         self.tensor_button = tool_button("↑", "Open in the Tensor Editor")
         self.tensor_button.clicked.connect(lambda: self.tensorRequested.emit(state.name))
         self.reset_button = tool_button("⟲", "Restore the schema default (unset the attribute)")
@@ -89,7 +123,7 @@ class AttributeRow(HoverWidget):
             policy.setRetainSizeWhenHidden(True)
             button.setSizePolicy(policy)
             row.addWidget(button)
-        self.tensor_button.setVisible(state.type in TABLE_TYPES)
+        self.tensor_button.setVisible(state.type in TABLE_TYPES and not self.reference)
         self.reset_button.setVisible(False)
         if state.value is not None:
             self.hover_buttons.append(self.reset_button)
@@ -102,6 +136,9 @@ class AttributeRow(HoverWidget):
     def _editor(self) -> QWidget:
         state = self.state
         shown = state.shown
+        if self.reference:
+            self.reference_label = reference_label(self.reference)
+            return self.reference_label
         if state.type in (A.GRAPH, A.GRAPHS):
             return self._graph_links()
         if state.type == A.STRING and state.allowed:
@@ -153,6 +190,15 @@ class AttributeRow(HoverWidget):
             layout.addWidget(link)
         if not graphs:
             layout.addWidget(QLabel("(no graph)"))
+            if self.can_create and self.state.type == A.GRAPH and not self.state.mixed:
+                self.create_link = QLabel('<a href="create">Create…</a>')
+                self.create_link.setToolTip(
+                    "Create this subgraph with the inputs and outputs its operator requires"
+                )
+                self.create_link.linkActivated.connect(
+                    lambda _href: self.createGraphRequested.emit(self.state.name)
+                )
+                layout.addWidget(self.create_link)
         layout.addStretch(1)
         box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         return box

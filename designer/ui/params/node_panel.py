@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import onnx
 from PySide6.QtCore import SIGNAL
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
 from designer.core.edits import ClearAttribute, CompoundEdit, RenameNode, SetAttribute
 from designer.core.names import identifier_problem
@@ -14,6 +14,7 @@ from designer.core.scope import ScopeId
 from designer.core.summary import type_text
 from designer.ui.canvas.view import CanvasView
 from designer.ui.dialogs import tensor_editor
+from designer.ui.params.attr_refs import reference_attribute
 from designer.ui.params.attr_text import (
     AttributeTextError,
     attribute_array,
@@ -23,7 +24,11 @@ from designer.ui.params.attr_text import (
 )
 from designer.ui.params.attribute_row import LABEL_WIDTH, AttributeRow, AttributeState
 from designer.ui.params.fields import CommitLineEdit, ErrorLabel, Section
-from designer.ui.params.node_state import node_schema, selection_states
+from designer.ui.params.node_state import (
+    function_attribute_types,
+    node_schema,
+    selection_states,
+)
 from designer.ui.session import DocumentSession
 
 A = onnx.AttributeProto
@@ -48,6 +53,9 @@ class NodePanel(QWidget):
         self.keys = keys
         self.status = status
         self.rows: dict[str, AttributeRow] = {}
+        #: the local function's attributes a node here may refer to (None outside functions)
+        self.function_attributes = function_attribute_types(self.session.doc, self.scope_id)
+        self.create_dialog: QDialog | None = None  # the last Create Subgraph dialog opened
         scope = self.session.doc.scope(self.scope_id)
         nodes = [scope.node(k) for k in keys]
         layout = QVBoxLayout(self)
@@ -105,11 +113,13 @@ class NodePanel(QWidget):
         self.refresh_types()
 
     def _row(self, state: AttributeState) -> AttributeRow:
-        row = AttributeRow(state)
+        row = AttributeRow(state, refs=self.function_attributes, can_create=len(self.keys) == 1)
         row.committed.connect(self._commit)
         row.resetRequested.connect(self._reset)
         row.tensorRequested.connect(self._open_tensor)
         row.graphRequested.connect(self._open_graph)
+        row.createGraphRequested.connect(self._create_graph)
+        row.referenceRequested.connect(self._set_reference)
         self.rows[state.name] = row
         return row
 
@@ -130,6 +140,23 @@ class NodePanel(QWidget):
         if keys:
             edits = [ClearAttribute(self.scope_id, k, name) for k in keys]
             self.session.push(CompoundEdit(f"Reset {name}", edits))
+
+    def _set_reference(self, name: str, ref: str) -> None:
+        """Refer to the function attribute ``ref``, or ("") go back to a plain value: the
+        attribute is unset, so it shows its default and takes a typed value."""
+        if not ref:
+            self._reset(name)
+            return
+        state = self.rows[name].state
+        self._commit(name, reference_attribute(name, state.type, ref))
+
+    def _create_graph(self, name: str) -> None:
+        """Open the Create Subgraph dialog (G-2) for the unset graph attribute ``name``."""
+        from designer.ui.dialogs.create_subgraph import show_create_subgraph
+
+        self.create_dialog = show_create_subgraph(
+            self.window(), self.session, self.scope_id, self.keys[0], name
+        )
 
     def _rename(self, text: str) -> None:
         problem = identifier_problem(text)

@@ -87,3 +87,19 @@ def selection_states(doc: Document, scope_id: ScopeId, keys: list[int]) -> list[
             merged.mixed = len(texts) > 1 or len(set_values) != len(values)
         out.append(merged)
     return out
+
+
+def function_attribute_types(doc: Document, scope_id: ScopeId) -> dict[str, int] | None:
+    """The attributes of the local function whose body holds ``scope_id`` (name → type;
+    UNDEFINED for a required attribute without a default), or None outside function bodies.
+
+    Nodes there (nested subgraphs included) may refer to them through ``ref_attr_name``."""
+    if scope_id.function is None:
+        return None
+    try:
+        fn = doc.function(*scope_id.function)
+    except KeyError:
+        return None
+    types: dict[str, int] = {name: onnx.AttributeProto.UNDEFINED for name in fn.attribute}
+    types.update({a.name: int(a.type) for a in fn.attribute_proto})
+    return types
