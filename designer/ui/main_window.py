@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QPoint, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QUndoGroup
 from PySide6.QtWidgets import (
     QApplication,
@@ -221,8 +221,8 @@ class MainWindow(QMainWindow):
         session.checked.connect(lambda _r, tab=tab: self._show_problems(tab))
         tab.view.statusMessage.connect(lambda message: self.statusBar().showMessage(message, 8000))
         tab.view.contextMenuRequested.connect(
-            lambda global_pos, scene_pos, tab=tab: self.canvas_menu(tab, scene_pos).popup(
-                global_pos
+            lambda global_pos, scene_pos, tab=tab: self._popup(
+                self.canvas_menu(tab, scene_pos), global_pos
             )
         )
         tab.controls.setMenu(self._controls_menu(tab))
@@ -250,6 +250,11 @@ class MainWindow(QMainWindow):
         menu.addSeparator()
         menu.addMenu(self.windows_menu)
         return menu
+
+    @staticmethod
+    def _popup(menu: QMenu, global_pos: QPoint) -> None:
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # one menu per click, not kept
+        menu.popup(global_pos)
 
     def _controls_menu(self, tab: DocumentTab) -> QMenu:
         menu = QMenu(tab.controls)

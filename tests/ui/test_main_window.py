@@ -268,3 +268,19 @@ def test_canvas_context_menu_and_controls_button(
     navigation = next(a for a in controls.actions() if a.text() == "Navigation controls")
     lines = [a.text() for a in navigation.menu().actions()]
     assert any("Ctrl + mouse wheel" in line for line in lines)
+
+
+def test_canvas_context_menu_pops_up_and_is_deleted_when_closed(
+    window: MainWindow, resnet_path: Path, qtbot: QtBot
+) -> None:
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QApplication, QMenu
+
+    open_and_wait(window, resnet_path, qtbot)
+    tab = window.tab()
+    assert tab is not None
+    tab.view.contextMenuRequested.emit(QPoint(200, 200), QPointF(0, 0))
+    qtbot.waitUntil(lambda: isinstance(QApplication.activePopupWidget(), QMenu))
+    assert len(tab.view.findChildren(QMenu)) == 1
+    QApplication.activePopupWidget().close()
+    qtbot.waitUntil(lambda: not tab.view.findChildren(QMenu))  # not one menu kept per click

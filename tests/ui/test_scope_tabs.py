@@ -15,6 +15,7 @@ from helpers.models import FN_DOMAIN, function_model
 from helpers.shots import save_screenshot
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton
 from pytestqt.qtbot import QtBot
 
 from designer.core.edits import RemoveNodes, SetModelProperty, SetNodeInput
@@ -268,6 +269,11 @@ def test_function_tab_confirm_updates_every_call_site(
     tab = window.tab()
     assert tab is not None and tab.scope_id == ScopeId((FN_DOMAIN, "ScaledAdd", ""))
     assert window.tabs.tabText(window.tabs.indexOf(tab)) == "fn.onnx ▸ ƒ ScaledAdd"
+    palette = next(d for d in window.docks if d.objectName() == "dock_palette").widget()
+    assert "(ai.onnx 17)" in palette.status.text()  # the function's imports, not the model's
+    window.tabs.setCurrentWidget(root)
+    assert "(ai.onnx 17, local.fn 1)" in palette.status.text()
+    window.tabs.setCurrentWidget(tab)
     # (a + b) * alpha  →  (a + a) * alpha
     assert tab.session.push(SetNodeInput(tab.scope_id, key_of(tab, "fn_add"), 1, "a"))
     confirm = window.actions_by_name["confirm_scope"]
@@ -352,3 +358,48 @@ def test_working_copy_changes_only_its_scope(
     qtbot.waitUntil(
         lambda: child.session.doc.scope(MAIN_SCOPE).node(key_of(root, "scale")).input[1] == "W"
     )
+
+
+def test_parameters_show_the_scope_of_a_tab_with_nothing_selected(
+    window: MainWindow, save_model: SaveModel, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from designer.ui.dialogs.function_settings import FunctionSettingsDialog
+    from designer.ui.params.model_panel import ModelPanel
+    from designer.ui.params.scope_panel import ScopePanel
+
+    dock = next(d for d in window.docks if d.objectName() == "dock_parameters")
+    root = open_model(window, save_model(if_model(), "panel.onnx"), qtbot)
+    qtbot.waitUntil(lambda: isinstance(dock.panel, ModelPanel))
+    child = open_branch(window, root)
+    qtbot.waitUntil(lambda: child.session.check_result is not None, timeout=30_000)
+    dock.rebuild()
+    panel = dock.panel
+    assert isinstance(panel, ScopePanel)
+    text = " ".join(label.text() for label in panel.findChildren(QLabel))
+    assert "<b>Subgraph</b>" in text and "then_branch" in text
+    assert "<b>t_out</b>: <i>float32[2, 3]</i>" in text
+    assert "writes them into panel.onnx as one undo step" in text
+    assert "<b>W</b>: initializer of graph main" in text
+    assert "<b>X</b>: input of graph main" in text
+    save_screenshot(window, "parameters_subgraph_scope.png")
+
+    fn_root = open_model(window, save_model(function_model(), "fnpanel.onnx"), qtbot)
+    tab = window.open_scope(fn_root.session, ScopeId((FN_DOMAIN, "ScaledAdd", "")))
+    assert tab is not None
+    dock.rebuild()
+    panel = dock.panel
+    assert isinstance(panel, ScopePanel)
+    text = " ".join(label.text() for label in panel.findChildren(QLabel))
+    assert "<b>Local function</b>" in text and "ScaledAdd" in text
+    sites = next(
+        panel.findChildren(QFormLayout)[0].labelForField(w)
+        for w in panel.findChildren(QLabel)
+        if w.text() == "2"
+    )
+    assert sites is not None and sites.text() == "Call sites"
+    assert "<b>alpha</b>: default" in text
+    opened: list[FunctionSettingsDialog] = []
+    monkeypatch.setattr(FunctionSettingsDialog, "exec", lambda self: opened.append(self) or 0)
+    settings = next(b for b in panel.findChildren(QPushButton) if b.text() == "Settings…")
+    settings.click()
+    assert opened and opened[0].fid == (FN_DOMAIN, "ScaledAdd", "")

@@ -145,7 +145,8 @@ def _convert_flat(
         counts.clipped = int(np.count_nonzero(nan | low | high))
         truncated = np.trunc(np.where(nan, 0.0, np.clip(wide, info.min, info.max)))
         counts.rounded = int(np.count_nonzero((truncated != wide) & ~nan & ~low & ~high))
-        out = truncated.astype(dst)
+        with np.errstate(invalid="ignore"):  # float(iinfo.max) may round up: fixed below
+            out = truncated.astype(dst)
         if high.any():  # float64 cannot hold iinfo.max exactly for 64-bit types
             out[high] = info.max
         return out, counts

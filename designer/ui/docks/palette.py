@@ -4,6 +4,7 @@ collection (domain/opset) or by category, sortable and filterable. Drag one onto
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from designer.core.errors import DesignerError
 from designer.ui.canvas.view import CanvasView
+from designer.ui.params.node_state import scope_opsets
 from designer.ui.qtmodels.palette_model import (
     OP_ROLE,
     SORT_ROLE,
@@ -165,9 +167,13 @@ class PalettePanel(QWidget):
         self.refresh(force=True)
 
     def refresh(self, force: bool = False) -> None:
-        """Rebuild the list when the current document's opset imports changed (or ``force``)."""
+        """Rebuild the list when the opset imports of the current tab's scope changed (or
+        ``force``)."""
         tab = self.window_.tab()
-        opsets = dict(tab.session.doc.opset_imports) if tab is not None else {}
+        opsets: dict[str, int] = {}
+        if tab is not None:  # a function tab offers the function's own opset imports
+            with contextlib.suppress(KeyError):  # its function was just removed
+                opsets = scope_opsets(tab.session.doc, tab.scope_id)
         if opsets == self._opsets and not force:
             return
         self._opsets = opsets

@@ -1,10 +1,12 @@
 """The Parameters window (SPEC P-1..P-5): attributes of the selected nodes, or the model's
-information when nothing is selected. It follows the current tab and its canvas selection
-and rebuilds after each change that concerns what it shows."""
+information when nothing is selected (the subgraph's or function's in their tabs). It follows
+the current tab and its canvas selection and rebuilds after each change that concerns what it
+shows."""
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
@@ -14,6 +16,7 @@ from designer.core.document import ChangeKind, DocumentEvent
 from designer.core.summary import type_text
 from designer.ui.params.model_panel import ModelPanel
 from designer.ui.params.node_panel import NodePanel
+from designer.ui.params.scope_panel import ScopePanel
 
 if TYPE_CHECKING:
     from designer.ui.main_window import DocumentTab, MainWindow
@@ -86,8 +89,10 @@ class ParametersDock(QDockWidget):
                 panel = NodePanel(tab.view, nodes, self._status, self.defaults_expanded)
             elif self.keys:
                 panel = self._io_panel(tab)
-            else:
+            elif tab.view.scope_id.is_main:
                 panel = ModelPanel(tab.session)
+            else:  # a subgraph or function tab edits only its scope: show that
+                panel = ScopePanel(tab.session, tab.view.scope_id, self._settings_opener(tab))
         self.panel = panel
         old = self.scroll_area.takeWidget()
         self.scroll_area.setWidget(panel)
@@ -107,6 +112,14 @@ class ParametersDock(QDockWidget):
             kind_text = type_text(proto) if proto is not None else "?"
             lines.append(f"Graph {kind} <b>{name}</b>: <i>{kind_text}</i>")
         return _message("<br>".join(lines) or "Nothing to show for this selection.")
+
+    def _settings_opener(self, tab: DocumentTab) -> Callable[[], None] | None:
+        fid = tab.view.scope_id.function
+        if fid is None or not tab.view.scope_id.is_function:
+            return None
+        from designer.ui.dialogs.function_settings import FunctionSettingsDialog
+
+        return lambda: FunctionSettingsDialog(tab.session, fid, self.window_).exec()
 
     def _status(self, message: str) -> None:
         self.window_.statusBar().showMessage(message, 8000)
