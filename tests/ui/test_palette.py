@@ -177,3 +177,42 @@ def test_contrib_operators_load_off_thread(window: MainWindow, qtbot: QtBot) -> 
     else:
         assert "unavailable" in panel.status.text()
     session.undo_stack.setClean()
+
+
+def test_local_functions_are_offered_and_dropped_as_call_nodes(
+    window: MainWindow, tmp_path: Path, qtbot: QtBot
+) -> None:
+    import onnx
+    from helpers.models import FN_DOMAIN, function_model
+
+    from designer.core.scope import ScopeId
+    from designer.ui.tools.quick_add import QuickAddPopup
+
+    path = tmp_path / "fn.onnx"
+    onnx.save(function_model(), str(path))
+    open_model(window, path, qtbot)
+    tab = window.tab()
+    assert tab is not None
+    panel = panel_of(window)
+    panel.set_view("category")
+    groups = [panel.proxy.index(r, 0).data() for r in range(panel.proxy.rowCount())]
+    assert "local functions (1)" in groups
+    item = panel.model.findItems("ScaledAdd  (local.fn)", Qt.MatchFlag.MatchRecursive)[0]
+    assert "local function" in item.toolTip() and "(a, b) → (c)" in item.toolTip()
+    popup = QuickAddPopup(tab.view, QPointF(0, 0))
+    assert any(e.name == "ScaledAdd" for e in popup.entries)
+    popup.close()
+    before = tab.session.doc.model.SerializeToString()
+    assert drop(tab.view, encode_op(FN_DOMAIN, "ScaledAdd"), QPoint(300, 200)) == (True, True)
+    node = tab.session.doc.scope().proto.node[-1]
+    assert (node.op_type, node.domain, len(node.output)) == ("ScaledAdd", FN_DOMAIN, 1)
+    call = tab.view.canvas.node_items[tab.view.selected_keys()[0]]
+    assert call.view.function == (FN_DOMAIN, "ScaledAdd", "")  # drawn as a call
+    tab.session.undo_stack.undo()
+    assert tab.session.doc.model.SerializeToString() == before
+    # inside the function's own tab it is not offered (a function cannot call itself)
+    fn_tab = window.open_scope(tab.session, ScopeId((FN_DOMAIN, "ScaledAdd", "")))
+    assert fn_tab is not None
+    assert "ScaledAdd" not in op_rows(panel)
+    refused = add_operator(fn_tab.view, FN_DOMAIN, "ScaledAdd", QPointF(0, 0))
+    assert refused is None

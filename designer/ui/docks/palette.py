@@ -35,10 +35,12 @@ from designer.ui.params.node_state import scope_opsets
 from designer.ui.qtmodels.palette_model import (
     OP_ROLE,
     SORT_ROLE,
+    OpEntry,
     PaletteModel,
     add_op_edit,
     contrib_schemas,
     decode_op,
+    function_entries,
     imports_contrib,
     palette_entries,
 )
@@ -112,6 +114,7 @@ class PalettePanel(QWidget):
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.proxy.setSortRole(SORT_ROLE)
         self._opsets: dict[str, int] | None = None
+        self._functions: list[OpEntry] = []
 
         self.search = FilterLineEdit("Filter operators", delay_ms=80)
         self.search.filterChanged.connect(self.set_filter)
@@ -174,11 +177,13 @@ class PalettePanel(QWidget):
         if tab is not None:  # a function tab offers the function's own opset imports
             with contextlib.suppress(KeyError):  # its function was just removed
                 opsets = scope_opsets(tab.session.doc, tab.scope_id)
-        if opsets == self._opsets and not force:
+        functions = function_entries(tab.session.doc, tab.scope_id) if tab is not None else []
+        if opsets == self._opsets and functions == self._functions and not force:
             return
         self._opsets = opsets
+        self._functions = functions
         notes = []
-        entries = palette_entries(opsets)
+        entries = palette_entries(opsets) + functions
         loader = contrib_schemas()
         if imports_contrib(opsets):
             if not loader.ensure():

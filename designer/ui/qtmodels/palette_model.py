@@ -99,6 +99,35 @@ def palette_entries(opset_imports: Mapping[str, int]) -> list[OpEntry]:
     return entries
 
 
+LOCAL_FUNCTIONS = "local functions"  # the palette category of the document's functions
+
+
+def function_entries(doc: Document, scope_id: ScopeId) -> list[OpEntry]:
+    """The document's local functions as palette entries, dropped like operators (a call
+    node). A function is not offered inside its own body."""
+    imports = doc.opset_imports
+    entries = []
+    for fn in doc.model.functions:
+        if scope_id.function == (fn.domain, fn.name, fn.overload):
+            continue
+        signature = f"({', '.join(fn.input)}) → ({', '.join(fn.output)})"
+        summary = f"Local function {signature}"
+        if fn.doc_string:
+            summary = f"{doc_summary(fn.doc_string)}\n{summary}"
+        entries.append(
+            OpEntry(
+                name=fn.name,
+                domain=fn.domain,
+                since_version=0,
+                opset=int(imports.get(normalize_domain(fn.domain), 1)),
+                category=LOCAL_FUNCTIONS,
+                summary=summary,
+                outputs=max(1, len(fn.output)),
+            )
+        )
+    return entries
+
+
 def imports_contrib(opset_imports: Iterable[str]) -> bool:
     return any(d == "com.microsoft" or d.startswith("com.microsoft.") for d in opset_imports)
 
@@ -147,16 +176,28 @@ def add_op_edit(
     key = normalize_domain(domain)
     if key not in imports:
         raise EditError(f"the model does not import domain '{domain or 'ai.onnx'}'")
-    schema = default_registry().get(op_type, key, imports[key])
-    if schema is None and not imports_contrib([key]):
-        raise EditError(f"'{op_type}' is not an operator of {domain or 'ai.onnx'} {imports[key]}")
+    function = next(
+        (f for f in doc.model.functions if normalize_domain(f.domain) == key and f.name == op_type),
+        None,
+    )
+    if function is not None:  # a call of a local function
+        if scope_id.function == (function.domain, function.name, function.overload):
+            raise EditError(f"local function '{op_type}' cannot call itself")
+        outputs = max(1, len(function.output))
+    else:
+        schema = default_registry().get(op_type, key, imports[key])
+        if schema is None and not imports_contrib([key]):
+            raise EditError(
+                f"'{op_type}' is not an operator of {domain or 'ai.onnx'} {imports[key]}"
+            )
+        outputs = output_count(schema)
     x = at[0] - style.MIN_WIDTH / 2
     y = at[1] - style.OP_HEIGHT / 2
     return AddNode(
         scope_id,
         op_type,
         domain=key,
-        outputs=output_count(schema),
+        outputs=outputs,
         position=(float(round(x)), float(round(y))),
     )
 
@@ -219,7 +260,11 @@ class PaletteModel(QStandardItemModel):
         )
         item.setData((entry.domain, entry.name), OP_ROLE)
         item.setData(entry.name.lower(), SORT_ROLE)
-        since = f"since opset {entry.since_version}"
+        since = (
+            "local function"
+            if entry.category == LOCAL_FUNCTIONS
+            else f"since opset {entry.since_version}"
+        )
         item.setToolTip(f"{entry.name} ({entry.domain or 'ai.onnx'}, {since})\n\n{entry.summary}")
         return item
 

@@ -23,6 +23,7 @@ from designer.ui.qtmodels.palette_model import (
     OP_ROLE,
     OpEntry,
     contrib_schemas,
+    function_entries,
     fuzzy_filter,
     imports_contrib,
     palette_entries,
@@ -48,7 +49,9 @@ class QuickAddPopup(QFrame):
         opsets = view.session.doc.opset_imports
         if imports_contrib(opsets):
             contrib_schemas().ensure()  # ready for next time if not loaded yet
-        self.entries: list[OpEntry] = palette_entries(opsets)
+        self.entries: list[OpEntry] = palette_entries(opsets) + function_entries(
+            view.session.doc, view.scope_id
+        )
         self.search = QLineEdit()
         self.search.setPlaceholderText("Add layer: type to search")
         self.search.textChanged.connect(self.set_query)
