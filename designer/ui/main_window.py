@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +11,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QMainWindow,
     QMenu,
@@ -22,10 +18,7 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QTabWidget,
     QToolBar,
-    QToolButton,
     QUndoView,
-    QVBoxLayout,
-    QWidget,
 )
 
 from designer.core.document import Document
@@ -35,57 +28,15 @@ from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.ui import recovery
 from designer.ui.canvas.settings import CanvasSettings
 from designer.ui.canvas.view import CanvasView
+from designer.ui.document_tab import DocumentTab
 from designer.ui.menus import build_menus
+from designer.ui.plugins import arrange_docks, install_plugins
 from designer.ui.scope_tabs import ScopeTabs
 from designer.ui.session import DocumentSession
 from designer.ui.settings import Settings
 from designer.ui.welcome import WelcomePage
 
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
-
-
-class DocumentTab(QWidget):
-    """One open document: its canvas of ``scope_id`` (MAIN_SCOPE for a model; a subgraph or
-    function body for a working copy), with banners for warnings and for being read-only."""
-
-    def __init__(
-        self,
-        session: DocumentSession,
-        canvas_settings: CanvasSettings,
-        scope_id: ScopeId = MAIN_SCOPE,
-    ) -> None:
-        super().__init__()
-        self.session = session
-        self.scope_id = scope_id
-        self.recovery_id = uuid.uuid4().hex
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(0)
-        self.banner = QLabel()
-        self.banner.setWordWrap(True)
-        self.banner.setStyleSheet("background:#fff4ce;color:#5c4400;padding:6px;")
-        self.banner.setVisible(False)
-        layout.addWidget(self.banner)
-        self.lock_banner = QLabel()
-        self.lock_banner.setWordWrap(True)
-        self.lock_banner.setStyleSheet("background:#e8e0f5;color:#3b2a5c;padding:6px;")
-        self.lock_banner.setVisible(False)
-        layout.addWidget(self.lock_banner)
-        self.view = CanvasView(session, scope_id, settings=canvas_settings)
-        self.toolbar = QHBoxLayout()
-        self.toolbar.setContentsMargins(4, 2, 4, 2)
-        self.controls = QToolButton()
-        self.controls.setText("Canvas ▾")
-        self.controls.setToolTip("Canvas settings and the list of navigation controls")
-        self.controls.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.toolbar.addWidget(self.controls)
-        self.toolbar.addStretch(1)
-        layout.addLayout(self.toolbar)
-        layout.addWidget(self.view, 1)
-
-    def show_banner(self, text: str) -> None:
-        self.banner.setText(text)
-        self.banner.setVisible(True)
 
 
 class MainWindow(QMainWindow):
@@ -134,12 +85,12 @@ class MainWindow(QMainWindow):
 
         self.problems = QLabel()
         self.statusBar().addPermanentWidget(self.problems)
-        self._install_plugins("designer.ui.docks", "create_dock")
+        install_plugins(self, "designer.ui.docks", "create_dock")
         self.docks.append(self.history)  # last: the Parameters tab shows first on the right
-        self._arrange_docks()
+        arrange_docks(self)
         self.scope_tabs = ScopeTabs(self)  # subgraph and local-function tabs
         self.actions_by_name: dict[str, QAction] = build_menus(self)
-        self._install_plugins("designer.ui.tools", "install")
+        install_plugins(self, "designer.ui.tools", "install")
         self._default_state = self.saveState()
         self._refresh_recent()
         self._update_actions()
@@ -147,51 +98,6 @@ class MainWindow(QMainWindow):
         self.autosave_timer = QTimer(self)
         self.autosave_timer.timeout.connect(self.autosave)
         self.autosave_timer.start(self.settings.autosave_seconds * 1000)
-
-    def _install_plugins(self, package_name: str, function: str) -> None:
-        package = importlib.import_module(package_name)
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-            module = importlib.import_module(f"{package_name}.{info.name}")
-            factory = getattr(module, function, None)
-            if factory is None:
-                continue
-            result = factory(self)
-            if isinstance(result, QDockWidget):
-                if not result.objectName():
-                    result.setObjectName(f"dock_{info.name}")
-                self.docks.append(result)
-
-    #: Where docks go by default (Nsight's layout): name fragment → area; tabbed per area.
-    DOCK_AREAS = (
-        ("palette", Qt.DockWidgetArea.LeftDockWidgetArea),
-        ("explorer", Qt.DockWidgetArea.LeftDockWidgetArea),
-        ("type_check", Qt.DockWidgetArea.BottomDockWidgetArea),
-        ("log", Qt.DockWidgetArea.BottomDockWidgetArea),
-    )
-
-    #: The tab shown first in each group (Nsight's defaults).
-    FRONT_DOCKS = ("dock_palette", "dock_parameters", "dock_type_check")
-
-    def _arrange_docks(self) -> None:
-        """Default layout: docks grouped as tabs per side, so any number of them fits."""
-        groups: dict[Qt.DockWidgetArea, list[QDockWidget]] = {}
-        for dock in self.docks:
-            area = next(
-                (a for part, a in self.DOCK_AREAS if part in dock.objectName()),
-                Qt.DockWidgetArea.RightDockWidgetArea,
-            )
-            self.addDockWidget(area, dock)
-            groups.setdefault(area, []).append(dock)
-        for docks in groups.values():
-            for other in docks[1:]:
-                self.tabifyDockWidget(docks[0], other)
-            front = next((d for d in docks if d.objectName() in self.FRONT_DOCKS), docks[0])
-            front.raise_()
-        sides = [g[0] for a, g in groups.items() if a != Qt.DockWidgetArea.BottomDockWidgetArea]
-        self.resizeDocks(sides, [320] * len(sides), Qt.Orientation.Horizontal)
-        bottom = groups.get(Qt.DockWidgetArea.BottomDockWidgetArea)
-        if bottom:
-            self.resizeDocks([bottom[0]], [170], Qt.Orientation.Vertical)
 
     # --- documents -----------------------------------------------------------------------
     def tab(self, index: int | None = None) -> DocumentTab | None:

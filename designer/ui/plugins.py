@@ -1,0 +1,63 @@
+"""How the main window gets its docks and tools: plug-in discovery and the default dock
+arrangement (Nsight's: palette and explorer left, type checking bottom, the rest right)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget
+
+if TYPE_CHECKING:
+    from designer.ui.main_window import MainWindow
+
+#: Where docks go by default: name fragment → area; tabbed per area.
+DOCK_AREAS = (
+    ("palette", Qt.DockWidgetArea.LeftDockWidgetArea),
+    ("explorer", Qt.DockWidgetArea.LeftDockWidgetArea),
+    ("type_check", Qt.DockWidgetArea.BottomDockWidgetArea),
+    ("log", Qt.DockWidgetArea.BottomDockWidgetArea),
+)
+
+#: The tab shown first in each group (Nsight's defaults).
+FRONT_DOCKS = ("dock_palette", "dock_parameters", "dock_type_check")
+
+
+def install_plugins(window: MainWindow, package_name: str, function: str) -> None:
+    """Call ``function(window)`` of every module of ``package_name`` that has it; docks it
+    returns join ``window.docks``."""
+    package = importlib.import_module(package_name)
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{package_name}.{info.name}")
+        factory = getattr(module, function, None)
+        if factory is None:
+            continue
+        result = factory(window)
+        if isinstance(result, QDockWidget):
+            if not result.objectName():
+                result.setObjectName(f"dock_{info.name}")
+            window.docks.append(result)
+
+
+def arrange_docks(window: MainWindow) -> None:
+    """Default layout: docks grouped as tabs per side, so any number of them fits."""
+    groups: dict[Qt.DockWidgetArea, list[QDockWidget]] = {}
+    for dock in window.docks:
+        area = next(
+            (a for part, a in DOCK_AREAS if part in dock.objectName()),
+            Qt.DockWidgetArea.RightDockWidgetArea,
+        )
+        window.addDockWidget(area, dock)
+        groups.setdefault(area, []).append(dock)
+    for docks in groups.values():
+        for other in docks[1:]:
+            window.tabifyDockWidget(docks[0], other)
+        front = next((d for d in docks if d.objectName() in FRONT_DOCKS), docks[0])
+        front.raise_()
+    sides = [g[0] for a, g in groups.items() if a != Qt.DockWidgetArea.BottomDockWidgetArea]
+    window.resizeDocks(sides, [320] * len(sides), Qt.Orientation.Horizontal)
+    bottom = groups.get(Qt.DockWidgetArea.BottomDockWidgetArea)
+    if bottom:
+        window.resizeDocks([bottom[0]], [170], Qt.Orientation.Vertical)
