@@ -403,3 +403,25 @@ def test_parameters_show_the_scope_of_a_tab_with_nothing_selected(
     settings = next(b for b in panel.findChildren(QPushButton) if b.text() == "Settings…")
     settings.click()
     assert opened and opened[0].fid == (FN_DOMAIN, "ScaledAdd", "")
+
+
+def test_type_checking_lists_the_tab_scope_unless_asked(
+    window: MainWindow, save_model: SaveModel, qtbot: QtBot
+) -> None:
+    model = if_model()
+    model.graph.node.append(helper.make_node("Relu", ["missing"], ["r"], name="broken"))
+    root = open_model(window, save_model(model, "broken.onnx"), qtbot)
+    panel = next(d for d in window.docks if d.objectName() == "dock_type_check").widget()
+    assert root.session.check_result is not None and root.session.check_result.errors
+    assert panel.scope_only.isHidden() and panel.proxy.rowCount() >= 1
+    total = panel.proxy.rowCount()
+    child = open_branch(window, root)
+    qtbot.waitUntil(lambda: child.session.check_result is not None, timeout=30_000)
+    panel.show_result(child.session.check_result)
+    assert not panel.scope_only.isHidden() and panel.scope_only.isChecked()
+    assert panel.proxy.rowCount() == 0
+    assert panel.status.text() == f"No problems in this scope ({total} elsewhere in the model)"
+    panel.scope_only.setChecked(False)
+    assert panel.proxy.rowCount() == total
+    window.tabs.setCurrentWidget(root)
+    assert panel.scope_only.isHidden() and panel.proxy.rowCount() == total

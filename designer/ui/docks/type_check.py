@@ -59,6 +59,15 @@ class TypeCheckPanel(QWidget):
             button.toggled.connect(lambda on, s=severity: self.proxy.set_severity(s, on))
             self.buttons[severity] = button
             top.addWidget(button)
+        self.scope_only = QToolButton()
+        self.scope_only.setText("This scope only")
+        self.scope_only.setCheckable(True)
+        self.scope_only.setChecked(True)
+        self.scope_only.setToolTip(
+            "In a subgraph or function tab: show only the problems inside that scope"
+        )
+        self.scope_only.toggled.connect(lambda _on: self._apply_scope())
+        top.addWidget(self.scope_only)
         self.search = FilterLineEdit("Filter problems")
         self.search.filterChanged.connect(self.proxy.set_text)
         top.addWidget(self.search, 1)
@@ -91,6 +100,7 @@ class TypeCheckPanel(QWidget):
     # --- following the document --------------------------------------------------------------
     def follow(self, tab: DocumentTab | None) -> None:
         self.tab = tab
+        self._apply_scope()
         if tab is not None:
             session = tab.session
             if not session.property("typecheck_follows"):  # connected once per session
@@ -99,6 +109,16 @@ class TypeCheckPanel(QWidget):
             self.show_result(session.check_result)
         else:
             self.show_result(None)
+
+    def _apply_scope(self) -> None:
+        """A subgraph or function tab lists its own scope's problems unless asked not to
+        (its working copy is checked as a whole model)."""
+        scope = self.tab.scope_id if self.tab is not None else None
+        in_scope_tab = scope is not None and not scope.is_main
+        self.scope_only.setVisible(in_scope_tab)
+        self.proxy.set_scope(scope if in_scope_tab and self.scope_only.isChecked() else None)
+        if self.tab is not None:
+            self.show_result(self.tab.session.check_result)
 
     def _on_checked(self, session: DocumentSession, result: CheckResult) -> None:
         if self.tab is not None and session is self.tab.session:
@@ -116,6 +136,11 @@ class TypeCheckPanel(QWidget):
             self.status.setText("Checking…")
         else:
             hint = "Double-click a problem to show its node"
+            shown = self.proxy.rowCount()
+            if self.proxy.scope is not None and shown < total:
+                hint = f"{total - shown} more elsewhere in the model; {hint[0].lower()}{hint[1:]}"
+                if not shown:
+                    hint = f"No problems in this scope ({total} elsewhere in the model)"
             self.status.setText(hint if total else "No problems found")
 
     # --- jumping -----------------------------------------------------------------------------

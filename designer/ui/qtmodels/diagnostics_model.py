@@ -15,6 +15,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QStyle
 
 from designer.core.analysis import CheckResult, Diagnostic, Severity
+from designer.core.scope import ScopeId
 
 Index = QModelIndex | QPersistentModelIndex
 DIAGNOSTIC_ROLE = int(Qt.ItemDataRole.UserRole) + 1
@@ -87,12 +88,19 @@ class DiagnosticsModel(QAbstractTableModel):
 
 
 class DiagnosticsFilter(QSortFilterProxyModel):
-    """Shows diagnostics of the enabled severities whose text contains the filter text."""
+    """Shows diagnostics of the enabled severities whose text contains the filter text (and,
+    when ``scope`` is set, that lie in that scope or below it)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.severities: set[Severity] = set(Severity)
         self.text = ""
+        self.scope: ScopeId | None = None
+
+    def set_scope(self, scope: ScopeId | None) -> None:
+        self.beginFilterChange()
+        self.scope = scope
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def set_severity(self, severity: Severity, shown: bool) -> None:
         self.beginFilterChange()
@@ -112,6 +120,8 @@ class DiagnosticsFilter(QSortFilterProxyModel):
         assert isinstance(model, DiagnosticsModel)
         d = model.diagnostics[source_row]
         if d.severity not in self.severities:
+            return False
+        if self.scope is not None and not d.scope.is_within(self.scope):
             return False
         if not self.text:
             return True
