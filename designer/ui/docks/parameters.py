@@ -72,6 +72,8 @@ class ParametersDock(QDockWidget):
     def _checked(self, _result: object) -> None:
         if isinstance(self.panel, NodePanel):
             self.panel.refresh_types()
+        elif isinstance(self.panel, ScopePanel):
+            self._timer.start()  # its inputs and outputs show the new types
 
     # --- content -------------------------------------------------------------------------
     def rebuild(self) -> None:

@@ -41,7 +41,7 @@ class ScopePanel(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         kind = "Local function" if scope.is_function else "Subgraph"
         title = session.title.rstrip("*")
-        layout.addWidget(QLabel(f"<b>{kind}</b> — {html.escape(title)}"))
+        layout.addWidget(_wrapped(f"<b>{kind}</b> — {html.escape(title)}"))
 
         info = Section("Scope information")
         box = QWidget()
