@@ -17,7 +17,7 @@ from typing import Literal
 import onnx
 from onnx import shape_inference
 
-from designer.core.analysis.checker import CheckResult, check_document
+from designer.core.analysis.checker import CheckResult, check_document, graph_types
 from designer.core.analysis.inference import weightless_copy
 from designer.core.document import Document
 from designer.core.errors import DesignerError
@@ -135,19 +135,7 @@ def _type_table(
     graph: onnx.GraphProto, inferred: dict[str, onnx.TypeProto]
 ) -> dict[str, onnx.TypeProto]:
     """Declared types of ``graph``'s values, overridden by inferred ones."""
-    table: dict[str, onnx.TypeProto] = {}
-    for tensor in graph.initializer:
-        type_proto = onnx.TypeProto()
-        type_proto.tensor_type.elem_type = tensor.data_type
-        for dim in tensor.dims:
-            type_proto.tensor_type.shape.dim.add(dim_value=dim)
-        table[tensor.name] = type_proto
-    for group in (graph.input, graph.value_info, graph.output):
-        for vi in group:
-            if vi.HasField("type") and vi.type.WhichOneof("value") is not None:
-                table[vi.name] = vi.type
-    table.update(inferred)
-    return table
+    return {**graph_types(graph), **inferred}
 
 
 def _main_levels(doc: Document, scope_id: ScopeId, checked: CheckResult) -> list[_Level]:

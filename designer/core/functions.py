@@ -176,10 +176,12 @@ def rename_tensors(node: onnx.NodeProto, mapping: Mapping[str, str]) -> None:
             if name in mapping:
                 field[i] = mapping[name]
     for _attr, _index, graph in graph_attributes(node):
-        _rename_graph(graph, mapping)
+        rename_graph_tensors(graph, mapping)
 
 
-def _rename_graph(graph: onnx.GraphProto, mapping: Mapping[str, str]) -> None:
+def rename_graph_tensors(graph: onnx.GraphProto, mapping: Mapping[str, str]) -> None:
+    """Rename every occurrence of the tensor names in ``mapping`` inside ``graph`` (its
+    inputs, outputs, value_info, initializers and nodes, nested subgraphs included)."""
     for group in (graph.input, graph.output, graph.value_info):
         for value in group:
             if value.name in mapping:
@@ -187,6 +189,9 @@ def _rename_graph(graph: onnx.GraphProto, mapping: Mapping[str, str]) -> None:
     for tensor in graph.initializer:
         if tensor.name in mapping:
             tensor.name = mapping[tensor.name]
+    for sparse in graph.sparse_initializer:
+        if sparse.values.name in mapping:
+            sparse.values.name = mapping[sparse.values.name]
     for inner in graph.node:
         rename_tensors(inner, mapping)
 

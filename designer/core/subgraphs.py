@@ -25,6 +25,7 @@ from designer.core.edits.lookup import (
 )
 from designer.core.edits.nodes import SetAttribute
 from designer.core.errors import EditError
+from designer.core.functions import rename_graph_tensors
 from designer.core.names import unique_name
 from designer.core.schema import default_registry
 from designer.core.scope import Scope, ScopeId, graph_attributes
@@ -225,25 +226,6 @@ def _defined_names(graph: onnx.GraphProto) -> set[str]:
     return names
 
 
-def rename_tensors(graph: onnx.GraphProto, mapping: dict[str, str]) -> None:
-    """Rename every occurrence of the tensor names in ``mapping`` inside ``graph`` (nested
-    subgraphs included)."""
-    for group in (graph.input, graph.output, graph.value_info):
-        for vi in group:
-            vi.name = mapping.get(vi.name, vi.name)
-    for tensor in graph.initializer:
-        tensor.name = mapping.get(tensor.name, tensor.name)
-    for sparse in graph.sparse_initializer:
-        sparse.values.name = mapping.get(sparse.values.name, sparse.values.name)
-    for node in graph.node:
-        for field in (node.input, node.output):
-            for i, name in enumerate(field):
-                if name in mapping:
-                    field[i] = mapping[name]
-        for _a, _i, sub in graph_attributes(node):
-            rename_tensors(sub, mapping)
-
-
 class CreateSubgraph(Edit):
     """Set graph attribute ``attribute`` of node ``node_key`` to a new graph named ``name``:
     the operator's template, or a deep copy of the subgraph ``copy_from``. Tensor names the
@@ -297,7 +279,7 @@ class CreateSubgraph(Edit):
         clashes = sorted(_defined_names(graph) & visible)
         if clashes:
             fresh = _Namer(visible | set(walk_graph_names(graph)))
-            rename_tensors(graph, {old: fresh(old) for old in clashes})
+            rename_graph_tensors(graph, {old: fresh(old) for old in clashes})
         return graph
 
     def _check_attribute(self, doc: Document, node: onnx.NodeProto) -> None:

@@ -4,12 +4,11 @@ context menu offers it for each unset graph attribute."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from helpers.gui import open_model
 from helpers.models import tensor_info
 from onnx import TensorProto, helper
 from PySide6.QtCore import QPointF
@@ -37,15 +36,6 @@ def if_without_else() -> onnx.ModelProto:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
-
-
-def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> DocumentTab:
-    window.open_files([path])
-    tab = window.tab()
-    assert tab is not None
-    assert tab.view.wait_for_layout(30_000)
-    qtbot.waitUntil(lambda: tab.session.check_result is not None, timeout=30_000)
-    return tab
 
 
 def node_key(tab: DocumentTab, name: str) -> int:

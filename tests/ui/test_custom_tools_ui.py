@@ -12,6 +12,7 @@ from pathlib import Path
 
 import onnx
 import pytest
+from helpers.gui import open_model
 from PySide6.QtCore import QObject, Qt
 from pytestqt.qtbot import QtBot
 
@@ -67,13 +68,6 @@ def script_tool(tmp_path: Path, name: str, code: str, arguments: str, **flags: b
     script = tmp_path / f"{name.replace(' ', '_')}.py"
     script.write_text(code)
     return CustomTool(name, sys.executable, f"{shlex.quote(str(script))} {arguments}", **flags)
-
-
-def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> None:
-    window.open_files([path])
-    tab = window.tab()
-    assert tab is not None
-    assert tab.view.wait_for_layout(30_000)
 
 
 def run_to_end(window: MainWindow, tool: CustomTool, qtbot: QtBot) -> ToolRunDialog:

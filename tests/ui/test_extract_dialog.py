@@ -10,22 +10,14 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from helpers.gui import open_model
 from helpers.models import function_model, subgraph_model
 from helpers.shots import save_screenshot
 from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
 from designer.ui.dialogs.extract_subgraph import ExtractSubgraphDialog
-from designer.ui.main_window import DocumentTab, MainWindow
-
-
-def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> DocumentTab:
-    window.open_files([path])
-    tab = window.tab()
-    assert tab is not None
-    assert tab.view.wait_for_layout(30_000)
-    qtbot.waitUntil(lambda: tab.session.check_result is not None, timeout=30_000)
-    return tab
+from designer.ui.main_window import MainWindow
 
 
 def open_dialog(window: MainWindow) -> ExtractSubgraphDialog:

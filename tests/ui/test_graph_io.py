@@ -7,20 +7,13 @@ from pathlib import Path
 
 import onnx
 import pytest
+from helpers.gui import open_model
 from PySide6.QtCore import QPointF
 from pytestqt.qtbot import QtBot
 
 from designer.core.scope import MAIN_SCOPE
-from designer.ui.main_window import DocumentTab, MainWindow
+from designer.ui.main_window import MainWindow
 from designer.ui.tools.graph_io import AddInputDialog, make_outputs, parse_shape
-
-
-def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> DocumentTab:
-    window.open_files([path])
-    tab = window.tab()
-    assert tab is not None and tab.view.wait_for_layout(30_000)
-    qtbot.waitUntil(lambda: tab.session.check_result is not None, timeout=30_000)
-    return tab
 
 
 def test_shape_text() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from helpers.gui import open_model
 from helpers.shots import save_screenshot
 from onnx import TensorProto as T
 from pytestqt.qtbot import QtBot
@@ -25,15 +26,6 @@ from designer.ui.dialogs.create_initializer import (
 )
 from designer.ui.docks.initializers import InitializersDock
 from designer.ui.main_window import DocumentTab, MainWindow
-
-
-def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> DocumentTab:
-    window.open_files([path])
-    tab = window.tab()
-    assert tab is not None
-    assert tab.view.wait_for_layout(30_000)
-    qtbot.waitUntil(lambda: tab.session.check_result is not None, timeout=30_000)
-    return tab
 
 
 def dock_of(window: MainWindow) -> InitializersDock:

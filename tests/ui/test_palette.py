@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers.gui import open_model
 from PySide6.QtCore import QModelIndex, QPoint, QPointF, Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
@@ -23,14 +24,6 @@ from designer.ui.qtmodels.palette_model import (
     output_count,
     palette_entries,
 )
-
-
-def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> None:
-    window.open_files([path])
-    tab = window.tab()
-    assert tab is not None
-    assert tab.view.wait_for_layout(30_000)
-    qtbot.waitUntil(lambda: tab.session.check_result is not None, timeout=30_000)
 
 
 def panel_of(window: MainWindow) -> PalettePanel:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from helpers.gui import open_model
 from helpers.shots import save_screenshot
 from pytestqt.qtbot import QtBot
 
@@ -16,15 +17,6 @@ from designer.ui.docks.parameters import ParametersDock
 from designer.ui.main_window import DocumentTab, MainWindow
 from designer.ui.params.model_panel import ModelPanel
 from designer.ui.params.node_panel import NodePanel
-
-
-def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> DocumentTab:
-    window.open_files([path])
-    tab = window.tab()
-    assert tab is not None
-    assert tab.view.wait_for_layout(30_000)
-    qtbot.waitUntil(lambda: tab.session.check_result is not None, timeout=30_000)
-    return tab
 
 
 def dock_of(window: MainWindow) -> ParametersDock:

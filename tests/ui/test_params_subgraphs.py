@@ -4,12 +4,11 @@ with real widgets, onnx's full check and onnxruntime."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from helpers.gui import open_model
 from helpers.shots import save_screenshot
 from onnx import TensorProto, helper
 from pytestqt.qtbot import QtBot
@@ -77,15 +76,6 @@ def softmax_function_model() -> onnx.ModelProto:
     )
     model.ir_version = 8
     return model
-
-
-def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> DocumentTab:
-    window.open_files([path])
-    tab = window.tab()
-    assert tab is not None
-    assert tab.view.wait_for_layout(30_000)
-    qtbot.waitUntil(lambda: tab.session.check_result is not None, timeout=30_000)
-    return tab
 
 
 def select(window: MainWindow, tab: DocumentTab, qtbot: QtBot, name: str) -> NodePanel:

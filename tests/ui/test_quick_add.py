@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers.gui import open_model
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtTest import QTest
@@ -13,13 +14,6 @@ from pytestqt.qtbot import QtBot
 from designer.core.scope import MAIN_SCOPE
 from designer.ui.main_window import MainWindow
 from designer.ui.tools.quick_add import open_quick_add
-
-
-def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> None:
-    window.open_files([path])
-    tab = window.tab()
-    assert tab is not None
-    assert tab.view.wait_for_layout(30_000)
 
 
 def test_action_needs_a_document(window: MainWindow) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from helpers.gui import open_model
 from helpers.models import FN_DOMAIN, function_model
 from helpers.shots import save_screenshot
 from onnx import TensorProto, helper, numpy_helper
@@ -97,14 +98,6 @@ def if_model(loop_in_then: bool = False) -> onnx.ModelProto:
 def run(path: Path, cond: bool = True) -> np.ndarray:
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     return session.run(["Y"], {"X": X, "cond": np.array(cond)})[0]
-
-
-def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> DocumentTab:
-    window.open_files([path])
-    tab = window.tab()
-    assert tab is not None and tab.view.wait_for_layout(30_000)
-    qtbot.waitUntil(lambda: tab.session.check_result is not None, timeout=30_000)
-    return tab
 
 
 def key_of(tab: DocumentTab, name: str) -> int:

@@ -50,7 +50,7 @@ class CheckResult:
         table = self._types.get(scope)
         if table is None:
             graph = self._graph(scope)
-            table = _graph_types(graph) if graph is not None else {}
+            table = graph_types(graph) if graph is not None else {}
             self._types[scope] = table
         return table
 
@@ -208,7 +208,8 @@ def _from_problem(problem: InferenceProblem, by_name: _NodeLocator, doc: Documen
     )
 
 
-def _graph_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
+def graph_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
+    """Declared types of ``graph``'s values: initializers, inputs, value_info, outputs."""
     table: dict[str, onnx.TypeProto] = {}
     for tensor in graph.initializer:
         type_proto = onnx.TypeProto()
@@ -218,6 +219,6 @@ def _graph_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
         table[tensor.name] = type_proto
     for group in (graph.input, graph.value_info, graph.output):
         for vi in group:
-            if vi.HasField("type"):
+            if vi.HasField("type") and vi.type.WhichOneof("value") is not None:
                 table[vi.name] = vi.type
     return table
