@@ -219,7 +219,7 @@ def outer_values(doc: Document, scope_id: ScopeId) -> dict[str, OuterValue]:
     return out
 
 
-def function_ids(doc: Document) -> dict[tuple[str, str, str], tuple[str, str, str]]:
+def _function_lookup(doc: Document) -> dict[tuple[str, str, str], tuple[str, str, str]]:
     """(normalised domain, name, overload) → the (domain, name, overload) of each local
     function as written in the model (what :meth:`Document.function` takes)."""
     return {
@@ -253,7 +253,7 @@ def _build(
 ) -> ViewGraph:
     registry = registry or default_registry()
     scope = doc.scope(scope_id)
-    fids = function_ids(doc)
+    fids = _function_lookup(doc)
     functions = {(d, n) for d, n, _o in fids}
     templates = _Templates(registry, _opsets(doc, scope), functions)
     initializers = set(scope.initializer_names())
