@@ -196,6 +196,20 @@ class DocumentSession(QObject):
         self.undo_stack.push(EditCommand(self.doc, edit, applied=True))
         return True
 
+    def try_push(self, edit: Edit) -> str | None:
+        """:meth:`push`, returning why it was refused (None when applied) so that an editor
+        can show the reason beside its field."""
+        reasons: list[str] = []
+        slot = reasons.append
+        self.editRejected.connect(slot)
+        try:
+            applied = self.push(edit)
+        finally:
+            self.editRejected.disconnect(slot)
+        if applied:
+            return None
+        return reasons[-1] if reasons else "the change was refused"
+
     def _on_document_event(self, event: DocumentEvent) -> None:
         if event.kind != ChangeKind.SAVED:
             self.revision += 1

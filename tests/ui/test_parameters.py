@@ -10,6 +10,7 @@ import onnx
 import pytest
 from helpers.gui import open_model
 from helpers.shots import save_screenshot
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from designer.ui.dialogs import tensor_editor
@@ -197,3 +198,36 @@ def test_model_information_is_editable(window: MainWindow, resnet_path: Path, qt
     for _ in range(3):
         tab.session.undo_stack.undo()
     assert tab.session.doc.model.SerializeToString() == before
+
+
+def test_graph_input_renamed_from_its_panel(
+    window: MainWindow, resnet_path: Path, qtbot: QtBot
+) -> None:
+    from designer.core.scope import MAIN_SCOPE
+    from designer.ui.params.io_panel import IOPanel
+
+    tab = open_model(window, resnet_path, qtbot)
+    dock = dock_of(window)
+    doc = tab.session.doc
+    before = doc.model.SerializeToString()
+    tab.view.select_io("input", "image")
+    qtbot.waitUntil(lambda: isinstance(dock.panel, IOPanel))
+    panel = dock.panel
+    assert isinstance(panel, IOPanel)
+    texts = " ".join(label.text() for label in panel.findChildren(QLabel))
+    assert "<b>Graph input</b> — image" in texts and "float32[1, 3, 32, 32]" in texts
+    assert "read by stem_conv" in texts
+    # a name that is taken: inline error, nothing changes
+    panel.name_edit.setText("logits")
+    panel.name_edit.editingFinished.emit()
+    assert "already exists" in panel.name_error.text() and panel.name_error.isVisibleTo(panel)
+    assert doc.model.SerializeToString() == before
+    panel.name_edit.setText("pixels")
+    panel.name_edit.editingFinished.emit()
+    assert doc.model.graph.input[0].name == "pixels"
+    assert doc.model.graph.node[0].input[0] == "pixels"
+    qtbot.waitUntil(lambda: isinstance(dock.panel, IOPanel) and dock.panel.name == "pixels")
+    assert tab.view.selected_keys() == [doc.io_key(MAIN_SCOPE, "input", "pixels")]
+    tab.session.undo_stack.undo()
+    assert doc.model.SerializeToString() == before
+    tab.session.undo_stack.setClean()

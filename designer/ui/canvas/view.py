@@ -277,6 +277,11 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
         self.flush()
         return key
 
+    def select_io(self, kind: str, name: str) -> None:
+        """Select the graph input/output (``kind`` "input"/"output") named ``name``."""
+        self.flush()
+        self.select_keys([self.session.doc.io_key(self.scope_id, kind, name)])
+
     def delete_selection(self) -> None:
         """Delete selected nodes and links as one undo step (an outer-scope value node is
         unpinned and its consumers disconnected)."""

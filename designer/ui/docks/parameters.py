@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QScrollArea, QWidget
 
 from designer.core.document import ChangeKind, DocumentEvent
 from designer.core.summary import type_text
+from designer.ui.params.io_panel import IOPanel
 from designer.ui.params.model_panel import ModelPanel
 from designer.ui.params.node_panel import NodePanel
 from designer.ui.params.scope_panel import ScopePanel
@@ -103,6 +104,10 @@ class ParametersDock(QDockWidget):
 
     def _io_panel(self, tab: DocumentTab) -> QWidget:
         doc = tab.session.doc
+        entries = [e for k in self.keys if (e := doc.io_entry(k)) is not None]
+        if len(entries) == 1 and entries[0][0] == tab.view.scope_id:
+            _scope, kind, name = entries[0]
+            return IOPanel(tab.session, tab.view.scope_id, kind, name, tab.view.select_io)
         lines = []
         result = tab.session.check_result
         for key in self.keys:
