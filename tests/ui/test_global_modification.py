@@ -453,3 +453,28 @@ def test_fp16_check_failure_warns_and_auto_block_fixes_it(
     assert run_and_wait(qtbot, dialog) is RunState.SUCCESS
     assert "auto-block kept" in dialog.status.details.toPlainText()
     dialog.status.close()
+
+
+def test_from_a_function_tab_the_model_is_transformed(
+    window: MainWindow, open_model: Any, qtbot: QtBot
+) -> None:
+    from helpers.models import FN_DOMAIN, function_model
+
+    from designer.core.edits import SetNodeInput
+    from designer.core.scope import ScopeId
+
+    open_model(function_model(), "fn.onnx")
+    root = session_of(window)
+    fid = (FN_DOMAIN, "ScaledAdd", "")
+    tab = window.open_scope(root, ScopeId(fid))
+    assert tab is not None and tab.session is not root
+    dialog = open_tool(window, "sanitize_graph", SanitizeDialog)
+    assert dialog.session is root  # the model, not the tab's working copy
+    dialog.close()
+    # with unconfirmed edits in the tab the model is read-only: refused before running
+    body = tab.session.doc.scope(tab.scope_id)
+    add = next(k for k, n in body.nodes() if n.name == "fn_add")
+    assert tab.session.push(SetNodeInput(tab.scope_id, add, 1, "a"))
+    window.actions_by_name["sanitize_graph"].trigger()
+    assert not [d for d in window.findChildren(SanitizeDialog) if d.isVisible()]
+    assert window.errors and "unconfirmed edits" in window.errors[-1]

@@ -342,8 +342,13 @@ class TransformDialog(QDialog):
                     outcome.log.text(),
                 )
                 return
-            if target is None and not self.session.push(replace_edit(outcome.label, outcome.model)):
-                self.report(RunState.FAILURE, "The document refused the result.", "")
+            refused = (
+                self.session.try_push(replace_edit(outcome.label, outcome.model))
+                if target is None
+                else None
+            )
+            if refused is not None:
+                self.report(RunState.FAILURE, f"The document refused the result: {refused}", "")
                 return
             where = (
                 f"The result was written to {outcome.saved}."

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from designer.ui.dialogs.transform_runner import TransformDialog
 from designer.ui.session import DocumentSession
+from designer.ui.working import ScopeSession
 
 if TYPE_CHECKING:
     from designer.ui.main_window import MainWindow
@@ -60,11 +61,23 @@ ENTRIES: list[tuple[str, str, str, DialogFactory]] = [
 
 
 def open_dialog(window: MainWindow, factory: DialogFactory) -> TransformDialog | None:
-    """Show a transform dialog for the current document (window-modal, non-blocking)."""
+    """Show a transform dialog for the current document (window-modal, non-blocking); from a
+    subgraph or function tab, for its model (refused while the model is read-only)."""
     tab = window.tab()
     if tab is None:
         return None
-    dialog = factory(tab.session, window)
+    session = tab.session
+    if isinstance(session, ScopeSession):  # a subgraph/function tab: transform its model
+        session = session.root()
+    blocker = session.blocking_session()
+    if blocker is not None:
+        window.show_error(
+            "Model is read-only",
+            f"{blocker.title.rstrip('*')} has unconfirmed edits: confirm or discard them "
+            "before transforming the model.",
+        )
+        return None
+    dialog = factory(session, window)
     dialog.finished.connect(lambda _code: dialog.deleteLater())
     dialog.open()
     return dialog
