@@ -68,7 +68,13 @@ def build_menus(window: MainWindow) -> dict[str, QAction]:
     menus["Edit"].addAction(redo)
     actions["undo"], actions["redo"] = undo, redo
     menus["Edit"].addSeparator()
-    confirm = add("Edit", "confirm_scope", "Confirm Subgraph Edits", window.scope_tabs.confirm)
+    confirm = add(
+        "Edit",
+        "confirm_scope",
+        "Confirm Subgraph Edits",
+        window.scope_tabs.confirm,
+        "Ctrl+Shift+Return",
+    )
     confirm.setToolTip(
         "Write the edits of this subgraph or local function tab into its parent document "
         "(one undo step there)"

@@ -16,6 +16,7 @@ from helpers.models import FN_DOMAIN, function_model
 from helpers.shots import save_screenshot
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton
 from pytestqt.qtbot import QtBot
 
@@ -271,8 +272,15 @@ def test_function_tab_confirm_updates_every_call_site(
     assert tab.session.push(SetNodeInput(tab.scope_id, key_of(tab, "fn_add"), 1, "a"))
     confirm = window.actions_by_name["confirm_scope"]
     assert confirm.text() == "Confirm Local Function Edits" and confirm.isEnabled()
-    confirm.trigger()
-    assert root.session.undo_stack.count() == 1
+    window.activateWindow()
+    tab.view.setFocus()
+    QTest.keyClick(
+        tab.view,
+        Qt.Key.Key_Return,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    qtbot.waitUntil(lambda: root.session.undo_stack.count() == 1)  # Ctrl+Shift+Enter
+    assert not confirm.isEnabled()
     assert window.save(root)
     onnx.checker.check_model(onnx.load(str(path)), full_check=True)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
