@@ -196,6 +196,11 @@ class DocumentSession(QObject):
         self.undo_stack.push(EditCommand(self.doc, edit, applied=True))
         return True
 
+    def root(self) -> DocumentSession:
+        """The session of the model itself (a subgraph/function tab's working copy answers
+        its model tab's session)."""
+        return self
+
     def try_push(self, edit: Edit) -> str | None:
         """:meth:`push`, returning why it was refused (None when applied) so that an editor
         can show the reason beside its field."""

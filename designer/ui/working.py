@@ -105,10 +105,7 @@ class ScopeSession(DocumentSession):
         return f"{self.caption} of {self.root().location}; confirm to write it there"
 
     def root(self) -> DocumentSession:
-        session: DocumentSession = self
-        while isinstance(session, ScopeSession):
-            session = session.parent_session
-        return session
+        return self.parent_session.root()
 
     def _on_clean_changed(self, clean: bool) -> None:
         super()._on_clean_changed(clean)

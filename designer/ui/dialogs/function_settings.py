@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
 )
 
 from designer.core.document import ChangeKind, DocumentEvent
-from designer.core.edits import Edit
 from designer.core.edits.functions import AddFunctionAttribute, RemoveFunctionAttribute
 from designer.core.names import identifier_problem
 from designer.ui.params.attr_text import AttributeTextError, attribute_text, parse_attribute
@@ -55,31 +54,6 @@ DEFAULT_HINTS = {
     A.STRINGS: "e.g. ['a', 'b']",
     A.TENSOR: "e.g. [[1.0, 2.0]] (FLOAT)",
 }
-
-
-def push_reporting(session: DocumentSession, edit: Edit) -> str | None:
-    """Push ``edit``; None when it was applied, else the refusal's message (the EditError
-    text the session reports through ``editRejected``)."""
-    messages: list[str] = []
-
-    def note(message: str) -> None:
-        messages.append(message)
-
-    session.editRejected.connect(note)
-    try:
-        ok = session.push(edit)
-    finally:
-        session.editRejected.disconnect(note)
-    if ok:
-        return None
-    return messages[-1] if messages else "the change was refused"
-
-
-def model_session(session: DocumentSession) -> DocumentSession:
-    """The session of the model itself: a subgraph/function tab's working copy has a
-    ``root()`` (the model tab's session); a model tab's session is its own root."""
-    root = getattr(session, "root", None)
-    return root() if callable(root) else session
 
 
 def function_attributes(fn: onnx.FunctionProto) -> list[tuple[str, str, str]]:
@@ -282,7 +256,7 @@ class FunctionSettingsDialog(QDialog):
             self.show_error(f"default value: {exc}")
             self.default_edit.setFocus()
             return False
-        message = push_reporting(self.session, AddFunctionAttribute(self.fid, name, default))
+        message = self.session.try_push(AddFunctionAttribute(self.fid, name, default))
         if message is not None:
             self.show_error(message)
             return False
@@ -299,7 +273,7 @@ class FunctionSettingsDialog(QDialog):
         name = self.selected_name()
         if not name or self.function() is None:
             return False
-        message = push_reporting(self.session, RemoveFunctionAttribute(self.fid, name))
+        message = self.session.try_push(RemoveFunctionAttribute(self.fid, name))
         if message is not None:
             self.show_error(message)
             return False

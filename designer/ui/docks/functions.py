@@ -41,8 +41,6 @@ from designer.core.io import write_model
 from designer.core.scope import ScopeId
 from designer.ui.dialogs.function_settings import (
     FunctionSettingsDialog,
-    model_session,
-    push_reporting,
     show_function_settings,
 )
 from designer.ui.dialogs.new_function import NewFunctionDialog
@@ -336,7 +334,7 @@ class FunctionsDock(QDockWidget):
         dialog = NewFunctionDialog(doc.opset_imports, taken, self.window_)
         while dialog.exec() == NewFunctionDialog.DialogCode.Accepted:
             edit = AddFunction(dialog.domain, dialog.name, dialog.opset_imports())
-            message = push_reporting(session, edit)
+            message = session.try_push(edit)
             if message is None:
                 fid: FunctionId = edit.fid
                 self.refresh()
@@ -370,7 +368,7 @@ class FunctionsDock(QDockWidget):
         )
         if answer != QMessageBox.StandardButton.Yes:
             return False
-        message = push_reporting(session, RemoveFunction(fid))
+        message = session.try_push(RemoveFunction(fid))
         if message is not None:
             self.window_.show_error("Cannot delete the function", message)
             return False
@@ -384,7 +382,7 @@ def document_session(tab: DocumentTab | None) -> DocumentSession | None:
     changed through the root document's session."""
     if tab is None:
         return None
-    return model_session(tab.session)
+    return tab.session.root()
 
 
 def open_function(window: MainWindow, session: DocumentSession, fid: FunctionId) -> None:

@@ -25,7 +25,6 @@ from designer.core.edits.functions import GroupIntoFunction, InlineFunctionCall
 from designer.core.functions import called_function
 from designer.core.names import identifier_problem, unique_name
 from designer.ui.canvas.view import CanvasView
-from designer.ui.dialogs.function_settings import model_session, push_reporting
 from designer.ui.dialogs.new_function import DEFAULT_DOMAIN, domain_problem
 
 if TYPE_CHECKING:
@@ -119,7 +118,7 @@ def push_on_model(view: CanvasView, edit: Edit) -> str | None:
     become fresh copies of it at once (they had nothing unconfirmed to lose). Syncing them
     first too hands their layout to the model, so the edit moves those positions along."""
     session = view.session
-    target = model_session(session)
+    target = session.root()
     chain: list[DocumentSession] = []
     current = session
     while current is not target:
@@ -129,7 +128,7 @@ def push_on_model(view: CanvasView, edit: Edit) -> str | None:
     if unlocked:
         for copy in reversed(chain):
             copy.sync()  # type: ignore[attr-defined]
-    message = push_reporting(target, edit)
+    message = target.try_push(edit)
     if message is None:
         for copy in reversed(chain):
             copy.sync()  # type: ignore[attr-defined]

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from designer.ui.dialogs.transform_runner import TransformDialog
 from designer.ui.session import DocumentSession
-from designer.ui.working import ScopeSession
 
 if TYPE_CHECKING:
     from designer.ui.main_window import MainWindow
@@ -66,9 +65,7 @@ def open_dialog(window: MainWindow, factory: DialogFactory) -> TransformDialog |
     tab = window.tab()
     if tab is None:
         return None
-    session = tab.session
-    if isinstance(session, ScopeSession):  # a subgraph/function tab: transform its model
-        session = session.root()
+    session = tab.session.root()  # from a subgraph/function tab: transform its model
     blocker = session.blocking_session()
     if blocker is not None:
         window.show_error(
