@@ -47,7 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _reader_went_away()
     except DesignerError as exc:
         print(f"onnx-designer: error: {exc}", file=sys.stderr)
         return 1
@@ -63,6 +67,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def _reader_went_away() -> int:
+    """The output's reader closed the pipe (``… | head``): stop quietly, as ``cat`` does.
+
+    Further writes to stdout would raise again at exit, so stdout is pointed at /dev/null
+    (the pattern the Python documentation gives for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 1
 
 
 def _looks_like_model(arg: str) -> bool:

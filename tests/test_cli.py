@@ -130,3 +130,23 @@ def test_model_argument_without_display_explains_instead_of_crashing() -> None:
 
 def test_unknown_word_is_a_usage_error() -> None:
     assert run("frobnicate", module="designer").returncode == 2
+
+
+@pytest.mark.parametrize("args", [["info", str(EXAMPLE), "--json"], ["--help"], ["check", "-h"]])
+def test_closed_output_pipe_ends_quietly(args: list[str]) -> None:
+    """``onnx-designer … | head``: the reader went away; no BrokenPipeError, no traceback."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first write
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "designer.cli", *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
+    finally:
+        os.close(write)
+    assert "BrokenPipe" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr == ""

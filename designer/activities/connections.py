@@ -82,8 +82,19 @@ class Connection:
         )
 
 
+def _deploy_dir_of(path: str) -> str:
+    """The deployment folder an ssh:// URL's path names: ``/tmp/x`` is the absolute folder
+    /tmp/x, ``/~/x`` the folder x in the user's home, nothing the default (in the home)."""
+    if path in ("", "/", "/~", "/~/"):
+        return DEFAULT_DEPLOY_DIR
+    if path.startswith("/~/"):
+        return path[3:]
+    return path
+
+
 def parse_ssh_url(url: str) -> Connection:
-    """``ssh://user@host[:port][/deploy/dir]`` → an unsaved Connection (key auth)."""
+    """``ssh://user@host[:port][/deploy/dir]`` → an unsaved Connection (key auth); the path
+    is absolute (``/tmp/x``) or, after ``/~/``, relative to the home folder."""
     parts = urlsplit(url)
     if parts.scheme != "ssh" or not parts.hostname or not parts.username:
         raise DesignerError(f"{url!r} is not ssh://user@host[:port]")
@@ -91,7 +102,7 @@ def parse_ssh_url(url: str) -> Connection:
         port = parts.port or 22
     except ValueError:
         raise DesignerError(f"{url!r}: the port is not a number") from None
-    deploy = unquote(parts.path.lstrip("/")) or DEFAULT_DEPLOY_DIR
+    deploy = _deploy_dir_of(unquote(parts.path))
     return Connection(
         host=parts.hostname, user=unquote(parts.username), port=port, deploy_dir=deploy
     )

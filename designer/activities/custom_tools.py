@@ -35,6 +35,12 @@ from designer.core.errors import DesignerError
 TOOLS_FILE = "custom_tools.json"
 KILL_GRACE_S = 2.0
 _PLACEHOLDER = re.compile(r"\$(?:\{(Model|Output)\}|(Model|Output)(?![A-Za-z0-9_]))")
+# A placeholder in a shell's command string (``sh -c "… $Model"``), with the quotes a user
+# may have put around it: replaced by the shell-quoted path as a whole.
+_QUOTED_PLACEHOLDER = re.compile(
+    r"([\"']?)\$(?:\{(Model|Output)\}|(Model|Output)(?![A-Za-z0-9_]))\1"
+)
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"}
 
 LineCallback = Callable[[str], None]
 
@@ -188,21 +194,62 @@ def validate_tool(tool: CustomTool, others: Sequence[CustomTool] = ()) -> None:
     split_arguments(tool.arguments)
 
 
-def expand_arguments(arguments: str, model: Path, output: Path | None) -> list[str]:
+def _shell_command_index(application: str, words: Sequence[str]) -> int | None:
+    """The index of the command string in ``words`` when ``application`` is a shell run as
+    ``sh [options] -c STRING …`` (``-ec``, ``-xc`` … too), else None."""
+    if Path(application).name not in _SHELLS:
+        return None
+    for index, word in enumerate(words):
+        if not word.startswith("-") or word == "--":
+            return None
+        if "c" in word[1:] and not word.startswith("--"):
+            return index + 1 if index + 1 < len(words) else None
+    return None
+
+
+def shell_warning(tool: CustomTool) -> str | None:
+    """A warning when ``$Model``/``$Output`` stand inside a shell's command string, where a
+    file name such as ``$(id>x).onnx`` would run as code: there they are inserted quoted."""
+    try:
+        words = split_arguments(tool.arguments)
+    except ToolError:
+        return None
+    index = _shell_command_index(tool.application, words)
+    if index is None or not _PLACEHOLDER.search(words[index]):
+        return None
+    return (
+        f"$Model/$Output stand inside the command string of '{Path(tool.application).name} "
+        "-c'; they are inserted shell-quoted there (so a file name cannot run as code): "
+        "write them bare, not inside other quotes"
+    )
+
+
+def expand_arguments(
+    arguments: str, model: Path, output: Path | None, application: str = ""
+) -> list[str]:
     """Split like a shell line, then put the absolute model path for ``$Model`` and the output
     path for ``$Output`` inside each word (so ``--in=$Model`` works, and paths with spaces or
-    quotes stay one word)."""
+    quotes stay one word). In the command string of a shell (``application`` is ``sh``,
+    ``bash``, … run with ``-c``) the paths are inserted shell-quoted (:func:`shlex.quote`),
+    replacing any quotes written around the placeholder, so no file name runs as code."""
     model_text = str(Path(model).absolute())
 
-    def replace(match: re.Match[str]) -> str:
-        key = match.group(1) or match.group(2)
+    def path_for(match: re.Match[str]) -> str:
+        key = next(g for g in match.groups()[-2:] if g)
         if key == "Model":
             return model_text
         if output is None:
             raise ToolError("the arguments use $Output but no output path was given")
         return str(Path(output).absolute())
 
-    return [_PLACEHOLDER.sub(replace, word) for word in split_arguments(arguments)]
+    words = split_arguments(arguments)
+    command = _shell_command_index(application, words)
+    return [
+        _QUOTED_PLACEHOLDER.sub(lambda m: shlex.quote(path_for(m)), word)
+        if index == command
+        else _PLACEHOLDER.sub(path_for, word)
+        for index, word in enumerate(words)
+    ]
 
 
 def command_line(argv: Sequence[str]) -> str:
@@ -247,7 +294,7 @@ def prepare(tool: CustomTool, model: Path, output: Path | None = None) -> ToolIn
     else:
         assert output is not None
         output = Path(output).absolute()
-    argv = [tool.application, *expand_arguments(tool.arguments, model, output)]
+    argv = [tool.application, *expand_arguments(tool.arguments, model, output, tool.application)]
     stamp = _stamp(output) if output is not None else None
     return ToolInvocation(tool, argv, model, output, temporary, stamp)
 

@@ -1,6 +1,7 @@
 """``profile ort`` and ``connection add|list|remove|test``: activities from the command line.
 
-Targets: ``local`` (default), a saved connection's name, or ``ssh://user@host[:port][/dir]``.
+Targets: ``local`` (default), a saved connection's name, or ``ssh://user@host[:port][/dir]``
+(``/dir`` absolute; ``/~/dir`` in the home folder).
 An unknown host key is refused unless ``--accept-new-host-key`` (then it is added to
 known_hosts, like OpenSSH's accept-new). A password comes from the keyring, else from
 ``$ONNX_DESIGNER_SSH_PASSWORD``, else a prompt when stdin is a terminal.
@@ -9,6 +10,7 @@ known_hosts, like OpenSSH's accept-new). A password comes from the keyring, else
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -66,7 +68,10 @@ def _open_ssh(args: argparse.Namespace) -> tuple[Any, Any]:
                 f"{conn.name} needs a password: set ${PASSWORD_ENV} or run in a terminal"
             )
     decide = accept_new if args.accept_new_host_key else refuse_unknown
-    target = SshTarget(conn.settings(password=password), decide).connect()
+    settings = dataclasses.replace(
+        conn.settings(password=password), connect_timeout=args.connect_timeout
+    )
+    target = SshTarget(settings, decide).connect()
     return conn, target
 
 
@@ -74,6 +79,25 @@ def _designer_error(message: str) -> Exception:
     from designer.core.errors import DesignerError
 
     return DesignerError(message)
+
+
+class VerboseLog:
+    """``-v``: the activity log streamed to stderr one line late, so that the log's final
+    ``error: …`` line is not printed again above the command's own one-line error."""
+
+    def __init__(self) -> None:
+        self._held: str | None = None
+
+    def __call__(self, line: str) -> None:
+        if self._held is not None:
+            print(self._held, file=sys.stderr)
+        self._held = line
+
+    def finish(self, error: str | None) -> None:
+        """Print the held last line unless it is ``error: <error>``."""
+        held, self._held = self._held, None
+        if held is not None and (error is None or held != f"error: {error}"):
+            print(held, file=sys.stderr)
 
 
 def _run_cancellable(fn: Any) -> Any:
@@ -126,7 +150,7 @@ def _profile_ort(args: argparse.Namespace) -> int:
         dims=dims,
         output=args.output,
     )
-    log = (lambda line: print(line, file=sys.stderr)) if args.verbose else None
+    log = VerboseLog() if args.verbose else None
     if args.target == "local":
         target: Any = LocalTarget()
         deployment = None
@@ -141,6 +165,8 @@ def _profile_ort(args: argparse.Namespace) -> int:
         )
     finally:
         target.close()
+    if log is not None:
+        log.finish(result.error)
     if result.status != "ok":
         kept = f" (partial profile kept: {result.profile})" if result.profile else ""
         _err(f"error: {result.error}{kept}")
@@ -245,6 +271,23 @@ def _ssh_options(p: argparse.ArgumentParser) -> None:
         help="OpenSSH config for ProxyJump/ProxyCommand (default ~/.ssh/config)",
     )
     p.add_argument("--deploy-dir", metavar="DIR", help="deployment folder on the target")
+    p.add_argument(
+        "--connect-timeout",
+        type=_positive_seconds,
+        default=15.0,
+        metavar="SECONDS",
+        help="give up connecting (and on the SSH handshake) after this long (default 15)",
+    )
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError("give a number of seconds between 0 and 3600")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -264,7 +307,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ort.add_argument(
         "--target",
         default="local",
-        help="local (default), a saved connection name, or ssh://user@host:port",
+        help="local (default), a saved connection name, or ssh://user@host:port[/DIR] "
+        "(/DIR absolute, /~/DIR in the home folder)",
     )
     _ssh_options(ort)
     ort.add_argument("--iterations", type=int, default=10, metavar="N")

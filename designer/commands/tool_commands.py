@@ -43,6 +43,7 @@ def _add(args: argparse.Namespace) -> int:
         CustomTool,
         load_tools,
         save_tools,
+        shell_warning,
         tools_path,
         validate_tool,
     )
@@ -63,6 +64,9 @@ def _add(args: argparse.Namespace) -> int:
     updated = [tool if t.name.casefold() == tool.name.casefold() else t for t in tools]
     save_tools(updated if replaced else [*tools, tool])
     print(f"{'replaced' if replaced else 'added'} tool {tool.name!r} in {tools_path()}")
+    warning = shell_warning(tool)
+    if warning:
+        print(f"onnx-designer: warning: {warning}", file=sys.stderr)
     return 0
 
 

@@ -48,8 +48,12 @@ def test_ssh_urls() -> None:
         "nv",
         "10.0.0.5",
         2200,
-        "work/deploy",
+        "/work/deploy",
     )
+    assert parse_ssh_url("ssh://nv@h/~/work/deploy").deploy_dir == "work/deploy"
+    assert parse_ssh_url("ssh://nv@h/tmp/x%20y").deploy_dir == "/tmp/x y"
+    for default in ("ssh://a@b", "ssh://a@b/", "ssh://a@b/~/"):
+        assert parse_ssh_url(default).deploy_dir == ".onnx-designer"
     assert parse_ssh_url("ssh://a@b").port == 22
     for bad in ("http://a@b", "ssh://b", "ssh://a@b:xx"):
         with pytest.raises(DesignerError):

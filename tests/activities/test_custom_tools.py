@@ -28,6 +28,7 @@ from designer.activities.custom_tools import (
     prepare,
     run_tool,
     save_tools,
+    shell_warning,
     tools_path,
     validate_tool,
 )
@@ -237,3 +238,37 @@ def test_check_output(tmp_path: Path) -> None:
     assert check_output(invocation) == tmp_path / "out.onnx"
     with pytest.raises(ToolError, match="does not use"):
         check_output(prepare(CustomTool("R", PY, "$Model"), model))
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '-c "cp $Model $Output"',
+        '-c \'cp "$Model" "$Output"\'',
+        "-ec 'cp $Model ${Output}'",
+    ],
+)
+def test_shell_command_strings_get_quoted_paths(
+    tmp_path: Path, arguments: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model named like shell code is a file name, never code, inside ``sh -c``."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    monkeypatch.chdir(folder)  # where injected code would leave its files
+    model = tiny_model(folder / "$(touch pwned).onnx")
+    other = tiny_model(folder / "`touch pwned2`;x'y\".onnx")
+    tool = CustomTool("Copy", "/bin/sh", arguments)
+    assert shell_warning(tool) is not None and "quoted" in (shell_warning(tool) or "")
+    for source in (model, other):
+        out = folder / f"out {source.stem}.onnx"
+        invocation = prepare(tool, source, out)
+        result = run_tool(invocation)
+        assert result.ok, result.stderr
+        assert out.read_bytes() == source.read_bytes()
+    assert [p.name for p in folder.iterdir() if not p.name.endswith(".onnx")] == []
+
+
+def test_no_shell_warning_outside_command_strings() -> None:
+    assert shell_warning(CustomTool("P", "/usr/bin/python3", "-c 'x' $Model")) is None
+    assert shell_warning(CustomTool("S", "/bin/sh", "script.sh $Model")) is None
+    assert shell_warning(CustomTool("E", "/bin/bash", "-c 'echo hi' $Model")) is None

@@ -4,6 +4,7 @@ proxies, live output, process-group cancel, SFTP transfers with atomic renames."
 from __future__ import annotations
 
 import contextlib
+import logging
 import select
 import shlex
 import socket
@@ -37,7 +38,11 @@ from designer.activities.targets.hostkeys import (
 from designer.activities.targets.proxy import resolve_host
 from designer.activities.targets.streams import LineSplitter
 
-__all__ = ["SshSettings", "SshTarget"]
+__all__ = ["SshSettings", "SshTarget", "handshake_problem"]
+
+# paramiko logs a failed handshake with a traceback from its transport thread; without a
+# handler Python's last-resort handler prints it over the one-line error. Keep it in the log.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 _PGID_MARK = b"@@designer-pgid "
 _HASH_SCRIPT = (
@@ -105,6 +110,7 @@ class SshTarget:
         pkey = None
         if s.key_file is not None:
             pkey = _load_key(s.key_file, s.passphrase)
+        started = time.monotonic()
         try:
             client.connect(
                 resolved.hostname,
@@ -145,7 +151,10 @@ class SshTarget:
         except (OSError, paramiko.SSHException, EOFError) as exc:
             client.close()
             via = f" via proxy ({resolved.proxy_command})" if resolved.proxy_command else ""
-            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            elapsed = time.monotonic() - started
+            reason = handshake_problem(exc, s.connect_timeout, elapsed) or (
+                getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            )
             raise TargetError(f"cannot connect to {where}{via}: {reason}") from None
         transport = client.get_transport()
         if transport is not None:
@@ -439,3 +448,27 @@ def _load_key(path: Path, passphrase: str | None) -> Any:
         raise AuthenticationError(
             f"cannot read private key {path}: {exc.strerror or exc}"
         ) from None
+
+
+def handshake_problem(exc: BaseException, timeout: float, elapsed: float) -> str | None:
+    """What a failed SSH handshake means for the user, or None for other failures.
+
+    paramiko says "Error reading SSH protocol banner…" when the peer sent something that is
+    not SSH or closed the connection (nothing appended for an EOF, nor for a banner that
+    timed out: ``elapsed``, the seconds the attempt took, tells them apart), and
+    "No existing session" when the banner never came within ``timeout`` (a port that accepts
+    and stays silent; which of the two arrives first is a race)."""
+    text = str(exc).strip()
+    banner = "Error reading SSH protocol banner"
+    timed_out = text == banner and elapsed >= 0.9 * timeout  # EOF and time-out read the same
+    if text == "No existing session" or timed_out or text == f"{banner}timed out":
+        return (
+            f"the server did not answer the SSH handshake within {timeout:g} s (is an SSH "
+            "server listening on that port, or is a firewall holding the connection?)"
+        )
+    if text.startswith(banner) or "protocol version" in text or "Invalid SSH banner" in text:
+        return (
+            "the server does not speak SSH (it sent something else or closed the connection "
+            "during the handshake); check the host and port"
+        )
+    return None

@@ -37,6 +37,7 @@ from designer.activities.custom_tools import (
     expand_arguments,
     load_tools,
     save_tools,
+    shell_warning,
     tools_path,
     validate_tool,
 )
@@ -118,6 +119,12 @@ class ToolEditDialog(QDialog):
         self.preview.setFont(mono)
         self.preview.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         form.addRow("Runs:", self.preview)
+        self.shell_note = QLabel()
+        self.shell_note.setWordWrap(True)
+        self.shell_note.setMinimumWidth(480)
+        self.shell_note.setStyleSheet("color:#9a5b00;")
+        self.shell_note.setVisible(False)
+        form.addRow("", self.shell_note)
 
         self.prompt_output = QCheckBox("Prompt for model output")
         self.prompt_output.setChecked(bool(tool and tool.prompt_output))
@@ -183,13 +190,16 @@ class ToolEditDialog(QDialog):
             self.app_status.setStyleSheet(f"color:{_GREEN};")
         tool = self.tool()
         try:
-            argv = expand_arguments(tool.arguments, _EXAMPLE_MODEL, _EXAMPLE_OUTPUT)
+            argv = expand_arguments(tool.arguments, _EXAMPLE_MODEL, _EXAMPLE_OUTPUT, app)
         except ToolError as exc:
             self.preview.setText(str(exc))
             self.preview.setStyleSheet(f"color:{_RED};")
         else:
             self.preview.setText(command_line([app or "<application>", *argv]))
             self.preview.setStyleSheet("")
+        warning = shell_warning(tool)
+        self.shell_note.setText(f"⚠ {warning}" if warning else "")
+        self.shell_note.setVisible(warning is not None)
         for box in (self.prompt_output, self.open_output):
             box.setEnabled(tool.uses_output)
             box.setToolTip("" if tool.uses_output else "Needs $Output in the arguments")
