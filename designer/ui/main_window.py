@@ -154,7 +154,10 @@ class MainWindow(QMainWindow):
         for hook in self.canvas_menu_hooks:
             hook(menu, tab.view, scene_pos)
         menu.addSeparator()
-        menu.addMenu(self.windows_menu)
+        # A submenu of its own: adding the shared View > Windows menu would make this menu
+        # its owner in PySide6, and deleting this one on close would delete that one too.
+        windows = menu.addMenu(self.windows_menu.title())
+        windows.addActions(self.windows_menu.actions())
         return menu
 
     @staticmethod

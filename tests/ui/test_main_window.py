@@ -273,7 +273,7 @@ def test_canvas_context_menu_and_controls_button(
 def test_canvas_context_menu_pops_up_and_is_deleted_when_closed(
     window: MainWindow, resnet_path: Path, qtbot: QtBot
 ) -> None:
-    from PySide6.QtCore import QPoint
+    from PySide6.QtCore import QPoint, Qt
     from PySide6.QtWidgets import QApplication, QMenu
 
     open_and_wait(window, resnet_path, qtbot)
@@ -281,6 +281,33 @@ def test_canvas_context_menu_pops_up_and_is_deleted_when_closed(
     assert tab is not None
     tab.view.contextMenuRequested.emit(QPoint(200, 200), QPointF(0, 0))
     qtbot.waitUntil(lambda: isinstance(QApplication.activePopupWidget(), QMenu))
-    assert len(tab.view.findChildren(QMenu)) == 1
+    direct = Qt.FindChildOption.FindDirectChildrenOnly
+    assert len(tab.view.findChildren(QMenu, "", direct)) == 1  # its submenus are its children
     QApplication.activePopupWidget().close()
     qtbot.waitUntil(lambda: not tab.view.findChildren(QMenu))  # not one menu kept per click
+
+
+def test_right_click_on_empty_canvas_twice_keeps_the_windows_menu(
+    window: MainWindow, resnet_path: Path, qtbot: QtBot
+) -> None:
+    """The canvas menu's Windows submenu must not take View > Windows down with it."""
+    import shiboken6
+    from PySide6.QtCore import QEvent, QPoint, Qt
+    from PySide6.QtWidgets import QApplication, QMenu
+
+    open_and_wait(window, resnet_path, qtbot)
+    tab = window.tab()
+    assert tab is not None
+    viewport = tab.view.viewport()
+    for _ in range(3):
+        qtbot.mouseClick(viewport, Qt.MouseButton.RightButton, pos=QPoint(3, 3))
+        qtbot.waitUntil(lambda: isinstance(QApplication.activePopupWidget(), QMenu))
+        popup = QApplication.activePopupWidget()
+        windows = next(a for a in popup.actions() if a.text() == "&Windows").menu()
+        assert [a.text() for a in windows.actions()] == [
+            a.text() for a in window.windows_menu.actions()
+        ]
+        popup.close()
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
+        assert shiboken6.isValid(window.windows_menu)
+    assert window.windows_menu.actions()
