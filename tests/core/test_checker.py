@@ -377,3 +377,17 @@ def test_big_weights_are_not_copied_for_checking() -> None:
     assert copy.ByteSize() < DATA_KEEP_BYTES
     assert "W" in {v.name for v in copy.graph.input}
     assert check(model).diagnostics == []
+
+
+def test_skipped_inference_names_the_real_reason() -> None:
+    """A model with neither subgraphs nor functions is not told to fix errors inside them."""
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="r")],
+        "",  # onnx's checker: the graph needs a name (an error on no node)
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    notes = [d.message for d in check_document(Document(model, None)).diagnostics]
+    skipped = [n for n in notes if "inferred again" in n]
+    assert skipped and "subgraphs" not in skipped[0] and "model as a whole" in skipped[0]

@@ -135,12 +135,16 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
     else:
         inferred = _infer_around_errors(doc, skeleton, errors)
         if inferred is None:
+            where = (
+                "the errors inside subgraphs or functions"
+                if any(d.scope != MAIN_SCOPE for d in errors)
+                else "the errors onnx reports for the model as a whole"
+            )
             diagnostics.append(
                 Diagnostic(
                     Severity.INFO,
                     "inference-skipped",
-                    "shapes and types are inferred again once the errors inside subgraphs or "
-                    "functions are fixed",
+                    f"shapes and types are inferred again once {where} are fixed",
                     MAIN_SCOPE,
                     doc.model.graph.name or "main",
                 )
