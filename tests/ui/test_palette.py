@@ -209,3 +209,30 @@ def test_local_functions_are_offered_and_dropped_as_call_nodes(
     assert "ScaledAdd" not in op_rows(panel)
     refused = add_operator(fn_tab.view, FN_DOMAIN, "ScaledAdd", QPointF(0, 0))
     assert refused is None
+
+
+def test_group_counts_follow_the_filter(
+    window: MainWindow, resnet_path: Path, qtbot: QtBot
+) -> None:
+    panel = panel_of(window)
+    open_model(window, resnet_path, qtbot)
+    panel.set_view("category")
+
+    def counts() -> dict[str, int]:
+        shown = {}
+        for row in range(panel.proxy.rowCount()):
+            index = panel.proxy.index(row, 0)
+            label, _, count = index.data().rpartition(" (")
+            assert int(count.rstrip(")")) == panel.proxy.rowCount(index)  # says what is shown
+            shown[label] = panel.proxy.rowCount(index)
+        return shown
+
+    everything = counts()
+    panel.search.setText("pool")
+    panel.search.flush()
+    filtered = counts()
+    assert filtered and sum(filtered.values()) < sum(everything.values())
+    assert all(filtered[label] <= everything[label] for label in filtered)
+    panel.search.setText("")
+    panel.search.flush()
+    assert counts() == everything

@@ -33,6 +33,7 @@ from designer.core.errors import DesignerError
 from designer.ui.canvas.view import CanvasView
 from designer.ui.params.node_state import scope_opsets
 from designer.ui.qtmodels.palette_model import (
+    GROUP_ROLE,
     OP_ROLE,
     SORT_ROLE,
     OpEntry,
@@ -94,6 +95,17 @@ class CanvasDropFilter(QObject):
 
 
 class _SortProxy(QSortFilterProxyModel):
+    """Sorted and filtered operators; a group's count is of the operators shown in it."""
+
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> object:
+        if role == Qt.ItemDataRole.DisplayRole:
+            label = super().data(index, GROUP_ROLE)
+            if label is not None:
+                return f"{label} ({self.rowCount(index)})"
+        return super().data(index, role)
+
     def lessThan(
         self,
         left: QModelIndex | QPersistentModelIndex,

@@ -27,6 +27,7 @@ from designer.ui.jobs import Job, start_job
 OP_MIME = "application/x-onnx-designer-operator"
 OP_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # (domain, op_type) of an operator row
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # sort key of a row
+GROUP_ROLE = int(Qt.ItemDataRole.UserRole) + 3  # a group row's label, without its count
 VIEWS = ("name", "collection", "category")
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
@@ -244,6 +245,7 @@ class PaletteModel(QStandardItemModel):
             group = groups.get(label)
             if group is None:
                 group = groups[label] = QStandardItem(label)
+                group.setData(label, GROUP_ROLE)
                 group.setFlags(Qt.ItemFlag.ItemIsEnabled)
                 order = CATEGORIES.index(label) if label in CATEGORIES else len(CATEGORIES)
                 group.setData(f"{order:03d}" if self.view == "category" else label, SORT_ROLE)
