@@ -94,6 +94,12 @@ def _open_gui(paths: list[str]) -> int:
             file=sys.stderr,
         )
         return 1
+    from designer.ui.qt_platform import install_hint, missing_libraries, uses_xcb
+
+    missing = missing_libraries() if uses_xcb() else []
+    if missing:  # Qt would abort the process with a misleading hint
+        print(f"onnx-designer: error: {install_hint(missing)}", file=sys.stderr)
+        return 1
     try:
         from designer.ui.main_window import run_app
     except ImportError as exc:

@@ -5,8 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QPoint, QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QUndoGroup
+from PySide6.QtCore import QByteArray, QPoint, QPointF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QUndoGroup,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -39,6 +46,15 @@ from designer.ui.welcome import WelcomePage
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
 
 
+def default_window_size(width: int = 1400, height: int = 900) -> QSize:
+    """``width`` x ``height``, shrunk to the primary screen's free area (a 1366x768 laptop)."""
+    wanted = QSize(width, height)
+    screen = QGuiApplication.primaryScreen()
+    if screen is None:
+        return wanted
+    return wanted.boundedTo(screen.availableGeometry().size())
+
+
 class MainWindow(QMainWindow):
     """Docks and tools plug in without editing this class: every module of
     ``designer.ui.docks`` with ``create_dock(window) -> QDockWidget`` adds a dock (listed in
@@ -53,7 +69,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.settings = settings or Settings()
         self.setWindowTitle("ONNX Designer")
-        self.resize(1400, 900)
+        self.resize(default_window_size())
         self.setAcceptDrops(True)
         self.undo_group = QUndoGroup(self)
         self.menus: dict[str, QMenu] = {}  # filled by build_menus: "File", "Edit", …
