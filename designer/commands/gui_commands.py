@@ -19,6 +19,18 @@ def _size(text: str) -> tuple[int, int]:
     return width, height
 
 
+def _view(text: str) -> str:
+    if text in ("first", "fit"):
+        return text
+    try:
+        zoom = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected first, fit or a zoom, not {text!r}") from None
+    if not 0.01 <= zoom <= 16:
+        raise argparse.ArgumentTypeError("a zoom must be between 0.01 and 16")
+    return text
+
+
 def _screenshot(args: argparse.Namespace) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     with tempfile.TemporaryDirectory() as config:
@@ -26,7 +38,7 @@ def _screenshot(args: argparse.Namespace) -> int:
         os.environ.setdefault("ONNX_DESIGNER_RECOVERY_DIR", str(Path(config) / "recovery"))
         from designer.ui.screenshot import render_window
 
-        render_window(args.model, args.output, args.size)
+        render_window(args.model, args.output, args.size, view=args.view)
     print(f"wrote {args.output}")
     return 0
 
@@ -41,4 +53,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     shot.add_argument("model", type=Path, help="the .onnx file")
     shot.add_argument("output", type=Path, help="the .png file to write")
     shot.add_argument("--size", type=_size, default=(1600, 1000), help="WIDTHxHEIGHT")
+    shot.add_argument(
+        "--view",
+        type=_view,
+        default="first",
+        metavar="first|fit|ZOOM",
+        help="the canvas as the model opens (default), after F (fit), or at ZOOM (1 = 100 %%)",
+    )
     shot.set_defaults(handler=_screenshot)

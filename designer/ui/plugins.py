@@ -23,6 +23,8 @@ DOCK_AREAS = (
 
 #: The tab shown first in each group (Nsight's defaults).
 FRONT_DOCKS = ("dock_palette", "dock_parameters", "dock_type_check")
+#: Docks of their own below the left group, always in view (not a tab among others).
+BELOW_LEFT = ("dock_overview",)
 
 
 def install_plugins(window: MainWindow, package_name: str, function: str) -> None:
@@ -44,20 +46,32 @@ def install_plugins(window: MainWindow, package_name: str, function: str) -> Non
 def arrange_docks(window: MainWindow) -> None:
     """Default layout: docks grouped as tabs per side, so any number of them fits."""
     groups: dict[Qt.DockWidgetArea, list[QDockWidget]] = {}
+    below = [d for d in window.docks if d.objectName() in BELOW_LEFT]
     for dock in window.docks:
+        if dock in below:
+            continue
         area = next(
             (a for part, a in DOCK_AREAS if part in dock.objectName()),
             Qt.DockWidgetArea.RightDockWidgetArea,
         )
         window.addDockWidget(area, dock)
         groups.setdefault(area, []).append(dock)
+    left = groups.get(Qt.DockWidgetArea.LeftDockWidgetArea)
+    for dock in below:  # split before tabifying: splitting a tabbed dock adds a tab
+        if left:
+            window.splitDockWidget(left[0], dock, Qt.Orientation.Vertical)
+        else:
+            window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
     for docks in groups.values():
         for other in docks[1:]:
             window.tabifyDockWidget(docks[0], other)
         front = next((d for d in docks if d.objectName() in FRONT_DOCKS), docks[0])
         front.raise_()
+    if below:
+        window.resizeDocks(below, [200] * len(below), Qt.Orientation.Vertical)
     sides = [g[0] for a, g in groups.items() if a != Qt.DockWidgetArea.BottomDockWidgetArea]
     window.resizeDocks(sides, [320] * len(sides), Qt.Orientation.Horizontal)
     bottom = groups.get(Qt.DockWidgetArea.BottomDockWidgetArea)
-    if bottom:
-        window.resizeDocks([bottom[0]], [170], Qt.Orientation.Vertical)
+    if bottom:  # a quarter of the window (five or more rows of problems), at least 170 px
+        height = max(170, window.height() // 4)
+        window.resizeDocks([bottom[0]], [height], Qt.Orientation.Vertical)

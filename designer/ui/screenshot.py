@@ -10,7 +10,16 @@ from PySide6.QtWidgets import QApplication
 from designer.core.errors import DesignerError
 
 
-def render_window(model: Path, output: Path, size: tuple[int, int], timeout: float = 60) -> None:
+def render_window(
+    model: Path,
+    output: Path,
+    size: tuple[int, int],
+    timeout: float = 60,
+    view: str = "first",
+) -> None:
+    """Open ``model`` in a new window of ``size`` and save it as an image. ``view`` is the
+    canvas view shown: "first" (as the model opens), "fit" (after F), or a zoom factor
+    applied at the first view's centre (e.g. "2" zooms in twice as far as 100 %)."""
     from designer.ui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
@@ -26,7 +35,15 @@ def render_window(model: Path, output: Path, size: tuple[int, int], timeout: flo
     while tab.session.check_result is None and time.monotonic() < deadline:
         app.processEvents()
         time.sleep(0.01)
-    tab.view.fit_to_view()
+    canvas = tab.view
+    canvas.show_first_view()
+    if view == "fit":
+        canvas.fit_to_view()
+    elif view != "first":
+        centre = canvas.mapToScene(canvas.viewport().rect().center())
+        canvas.resetTransform()
+        canvas.scale(float(view), float(view))
+        canvas.centerOn(centre)
     app.processEvents()
     if not window.grab().save(str(output)):
         raise DesignerError(f"{output}: cannot write the image (check the folder and extension)")

@@ -58,9 +58,12 @@ def test_open_shows_every_node_and_link(view: CanvasView) -> None:
     names = {i.view.name for i in view.canvas.node_items.values()}
     assert {"image", "logits", "stem_conv", "head_fc"} <= names
     assert len(view.canvas.edge_items) == 24
-    # laid out top to bottom, everything visible after the first fit
+    # laid out top to bottom; the first view starts at the input, F shows everything
     assert item_named(view, "image").y() < item_named(view, "stem_conv").y()
     assert item_named(view, "head_fc").y() < item_named(view, "logits").y()
+    visible = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert visible.contains(item_named(view, "image").sceneBoundingRect())
+    view.fit_to_view()
     visible = view.mapToScene(view.viewport().rect()).boundingRect()
     assert visible.contains(view.canvas.content_rect())
     assert view.session.undo_stack.count() == 0  # the first layout is not an edit

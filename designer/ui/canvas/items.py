@@ -183,6 +183,7 @@ class NodeItem(QGraphicsItem):
             box = fill if hot else self.color if is_op else fill.darker(130)
             painter.setBrush(st.SELECTED if selected else box)
             painter.drawRect(self.rect())
+            self._paint_compact_label(painter, light=is_op and not hot)
             return
         pen = QPen(st.SELECTED if selected else st.NODE_BORDER, 2.2 if selected else 1.0)
         if view.kind == NodeKind.OUTER and not selected:
@@ -198,7 +199,10 @@ class NodeItem(QGraphicsItem):
         self._paint_terminals(painter)
         if self.tags:
             self._paint_tags(painter, lod)
-        if lod < st.LOD_TEXT:
+        if lod < st.readable_zoom() * 0.99:  # name and type too small: the type alone
+            self._paint_compact_label(painter, light=hot and self.heat > 0.55)
+            if self.problem:
+                self._paint_problem(painter)
             return
         light = hot and self.heat > 0.55  # white text on the hottest (red) boxes
         painter.setPen(_LIGHT_TEXT if light else st.TEXT)
@@ -223,6 +227,29 @@ class NodeItem(QGraphicsItem):
             self._paint_subgraph_button(painter)
         if self.problem:
             self._paint_problem(painter)
+
+    def _paint_compact_label(self, painter: QPainter, light: bool) -> None:
+        """The operator type (a graph input/output's name) in a font of COMPACT_TEXT_PX
+        screen pixels, drawn in device space so it stays legible as the view zooms out;
+        nothing when the box is too small on screen for it."""
+        transform = painter.worldTransform()
+        box = transform.mapRect(self.rect())
+        if box.height() < st.COMPACT_TEXT_PX + 2 or box.width() < 3 * st.COMPACT_TEXT_PX:
+            return
+        view = self.view
+        if view.kind != NodeKind.OP:
+            text = view.name
+        else:
+            text = f"ƒ {view.op_type}" if view.function is not None else view.op_type
+        label = st.compact_label(text, int(box.width()) - 6)
+        if not label:
+            return
+        painter.save()
+        painter.resetTransform()
+        painter.setFont(st.compact_font())
+        painter.setPen(_LIGHT_TEXT if light else st.TEXT)
+        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
+        painter.restore()
 
     def _paint_terminals(self, painter: QPainter) -> None:
         painter.setPen(QPen(QColor(255, 255, 255), 0.8))

@@ -7,10 +7,10 @@ the bottom edge.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF
+from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetricsF
 
 from designer.core.schema import category_of
 from designer.core.viewgraph import NodeKind, TerminalState, ViewNode
@@ -32,8 +32,10 @@ PROXY_H = 18.0
 PROXY_GAP = 16.0
 
 # Level-of-detail thresholds (scale of one scene unit in device pixels).
-LOD_TEXT = 0.45  # below: no text
-LOD_TERMINALS = 0.25  # below: no terminals, plain boxes
+LOD_TEXT = 0.45  # below: no text (graph-input proxies, badges)
+LOD_TERMINALS = 0.25  # below: no terminals, plain boxes in the category colour
+MIN_TEXT_PX = 8.0  # no label is drawn smaller than this on screen
+COMPACT_TEXT_PX = 9.0  # the one-line label of a box too small for name and type
 
 TERMINAL_COLORS: dict[TerminalState, QColor] = {
     TerminalState.UNCONNECTED: QColor("#2fb344"),
@@ -99,6 +101,32 @@ def small_font() -> QFont:
     font = QFont()
     font.setPointSizeF(6.5)
     return font
+
+
+@cache
+def readable_zoom() -> float:
+    """The zoom from which a box's name and type are at least MIN_TEXT_PX high on screen
+    (about 0.8 at 96 dpi); below it a box shows its type alone, in a screen-sized font."""
+    smallest = min(QFontInfo(type_font()).pixelSize(), QFontInfo(name_font()).pixelSize())
+    return MIN_TEXT_PX / max(smallest, 1)
+
+
+@cache
+def compact_font() -> QFont:
+    font = QFont()
+    font.setPixelSize(round(COMPACT_TEXT_PX))
+    return font
+
+
+@lru_cache(maxsize=65536)
+def compact_label(text: str, width_px: int) -> str:
+    """``text`` elided to ``width_px`` device pixels in the compact font ("" if not even
+    two characters and the ellipsis fit). Cached: drawn once per box per frame."""
+    metrics = QFontMetricsF(compact_font())
+    if metrics.horizontalAdvance(text) <= width_px:
+        return text
+    elided = metrics.elidedText(text, Qt.TextElideMode.ElideRight, width_px)
+    return elided if len(elided) >= 3 else ""
 
 
 @cache

@@ -11,15 +11,22 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPainterPath, QWheelEvent
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSizeF, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPainterPath,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QGraphicsView, QToolTip, QWidget
 
 from designer.core.document import ChangeKind, DocumentEvent
 from designer.core.errors import DesignerError
 from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.core.viewgraph import NodeKind
-from designer.ui.canvas import controller
+from designer.ui.canvas import controller, readable
 from designer.ui.canvas.clipboard import copy_nodes, paste_edit
 from designer.ui.canvas.export import ExportOptions, render_scene_to_file
 from designer.ui.canvas.interaction import InteractionMixin
@@ -48,6 +55,7 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
     layoutBusy = Signal(bool)
     layoutProgress = Signal(float)  # 0..1 while a layout runs off the GUI thread
     contextMenuRequested = Signal(QPoint, QPointF)  # global position, scene position
+    viewChanged = Signal()  # zoomed, scrolled or resized (the Overview window follows)
 
     def __init__(
         self,
@@ -81,6 +89,7 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
         self._model_pending = False
         self._fit_pending = True
         self._selection_pending = False
+        self._legend: tuple[int, list[tuple[str, QColor]]] | None = None
         session.changed.connect(self._on_changed)
         session.checked.connect(self.canvas.set_check_result)
         self.canvas.selectionChanged.connect(self._schedule_selection)
@@ -362,10 +371,38 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
     def _fit_if_shown(self) -> None:
         if self._fit_pending and self.isVisible() and self.job is None:
             self._fit_pending = False
+            self.show_first_view()
+
+    def show_first_view(self) -> None:
+        """The view a model opens with: names legible, the graph inputs at the top (the
+        whole graph when it fits at a readable zoom); F fits everything."""
+        size = self.viewport().size()
+        first = readable.first_view(
+            self.canvas, QSizeF(size.width(), size.height()), self.settings.max_zoom
+        )
+        if first is None:
             self.fit_to_view()
+            return
+        zoom, centre = first
+        self.resetTransform()
+        self.scale(zoom, zoom)
+        self.centerOn(centre)
+        self._view_changed()
+
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+        super().drawForeground(painter, rect)
+        if self.current_zoom() >= readable.text_free_zoom():
+            return
+        if self._legend is None or self._legend[0] != self.canvas.generation:
+            self._legend = (self.canvas.generation, readable.legend_entries(self.canvas))
+        painter.save()
+        painter.resetTransform()
+        readable.paint_legend(painter, QRectF(self.viewport().rect()), self._legend[1])
+        painter.restore()
 
     def _view_changed(self) -> None:
         self.overview.view_changed()
+        self.viewChanged.emit()
 
     def context_menu_at(self, pos: QPoint) -> None:
         self.contextMenuRequested.emit(self.viewport().mapToGlobal(pos), self.mapToScene(pos))
@@ -382,6 +419,8 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         super().scrollContentsBy(dx, dy)
+        if self.current_zoom() < readable.text_free_zoom():
+            self.viewport().update()  # the legend stays put: scrolled pixels would move it
         self._view_changed()
 
     def wheelEvent(self, event: QWheelEvent) -> None:
