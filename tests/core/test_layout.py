@@ -155,6 +155,20 @@ def test_high_fanout_source_becomes_proxies() -> None:
     _assert_downward(nodes, edges, result)
 
 
+def test_edges_longer_than_max_span_are_reported_not_routed() -> None:
+    # A chain of 40 with one link from the top to the bottom and one across 3 layers.
+    nodes = _nodes(40)
+    edges = _edges([(i, i + 1) for i in range(39)] + [(0, 39), (5, 8)])
+    routed = layered_layout(nodes, edges, LayoutOptions())
+    assert (0, 39) in routed.routes and routed.long_edges == []
+    result = layered_layout(nodes, edges, LayoutOptions(max_span=10))
+    assert result.long_edges == [(0, 39)]
+    assert (0, 39) not in result.routes and (5, 8) in result.routes
+    assert result.positions == routed.positions or result.width <= routed.width
+    _assert_no_overlap(_boxes(nodes, result))
+    _assert_downward(nodes, edges, result)  # still below its source
+
+
 def test_fanout_at_the_limit_is_laid_out_normally() -> None:
     nodes = [*_nodes(16), LayoutNode(100, 60.0, 24.0)]
     edges = _edges([(100, c) for c in range(16)])

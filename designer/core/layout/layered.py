@@ -79,12 +79,16 @@ class LayoutOptions:
     sweeps give the same crossings and width in a fraction of the time).
     ``proxy_fanout``: a source (no incoming edge) with more than this many distinct targets
     is not placed itself; it gets one proxy copy right above each consumer instead.
+    ``max_span``: an edge crossing more layers than this still keeps its target below its
+    source, but takes no part in ordering and gets no route (it is reported in
+    ``LayoutResult.long_edges``, for drawing as a stub); None routes every edge.
     """
 
     layer_gap: float = 60.0
     node_gap: float = 30.0
     sweeps: int | None = None
     proxy_fanout: int = 16
+    max_span: int | None = None
 
 
 @dataclass
@@ -100,6 +104,7 @@ class LayoutResult:
     would need more than about 2 (nodes + edges) bends, the longest edges have no entry
     (draw those straight).
     ``width``/``height``: extent of all boxes and bend points.
+    ``long_edges``: (source id, target id) of the edges longer than ``max_span`` layers.
     """
 
     positions: dict[int, tuple[float, float]]
@@ -107,6 +112,7 @@ class LayoutResult:
     width: float
     height: float
     routes: dict[tuple[int, int], list[tuple[float, float]]] = field(default_factory=dict)
+    long_edges: list[tuple[int, int]] = field(default_factory=list)
 
 
 _DEFAULT_OPTIONS = LayoutOptions()
@@ -203,6 +209,15 @@ def layered_layout(
     top_src = np.where(flipped, w_dst, w_src)
     top_dst = np.where(flipped, w_src, w_dst)
     comp = components(v_count, top_src, top_dst)
+    long_edges: list[tuple[int, int]] = []
+    if options.max_span is not None:  # long edges: layered, but neither ordered nor routed
+        long = (layer[top_dst] - layer[top_src]) > options.max_span
+        if long.any():
+            for e in np.flatnonzero(long).tolist():
+                long_edges.append((ids[origin[w_src[e]]], ids[origin[w_dst[e]]]))
+            keep = ~long
+            w_src, w_dst, flipped = w_src[keep], w_dst[keep], flipped[keep]
+            top_src, top_dst = top_src[keep], top_dst[keep]
     dummies = insert_dummies(layer, top_src, top_dst, _dummy_budget(v_count, len(w_src)))
     n_items = len(dummies.item_layer)
     item_comp = np.concatenate([comp, comp[top_src][dummies.edge_of]])
@@ -265,4 +280,4 @@ def layered_layout(
     right = float(max((x + item_width * 0.5).max(), 0.0))
     bottom = float(layer_top[-1] + layer_height[-1])
     control.report(1.0)
-    return LayoutResult(positions, proxies, right, bottom, routes)
+    return LayoutResult(positions, proxies, right, bottom, routes, long_edges)

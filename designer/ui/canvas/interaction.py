@@ -61,6 +61,10 @@ class InteractionMixin:
             item, kind, slot = hit
             preview = LinkPreviewItem()
             self.canvas.addItem(preview)
+            if kind == "tag" and item.tag_is_stub(slot):  # a stub: jump to the producer
+                self.canvas.removeItem(preview)
+                self.show_producer(item.tag_name(slot))
+                return True
             if kind == "tag":  # a proxy of a high fan-out graph input: drag from that input
                 name = item.tag_name(slot)
                 source = next(k for k, n in self.canvas.proxied.items() if n == name)
@@ -78,6 +82,15 @@ class InteractionMixin:
                 self._request_subgraph(item, event.globalPosition().toPoint())
                 return True
         return False
+
+    def show_producer(self, tensor: str) -> None:
+        """Select and centre the node producing the stubbed ``tensor``."""
+        source = self.canvas.node_items.get(self.canvas.stub_sources.get(tensor, -1))
+        if source is None:
+            return
+        self.canvas.clearSelection()
+        source.setSelected(True)
+        self.centerOn(source)  # type: ignore[attr-defined]
 
     def _request_subgraph(self, item: NodeItem, global_pos: QPoint) -> None:
         graphs = item.view.subgraphs
@@ -150,6 +163,10 @@ class InteractionMixin:
             item, kind, slot = hit
             if kind == "tag":
                 name = item.tag_name(slot)
+                if item.tag_is_stub(slot):
+                    source = self.canvas.node_items.get(self.canvas.stub_sources.get(name, -1))
+                    origin = f" from {source.view.name}" if source is not None else ""
+                    return f"tensor {name}{self._type_suffix(name)}{origin}; click to go there"
                 return f"graph input {name}{self._type_suffix(name)}"
             terminal = (item.view.inputs if kind == "in" else item.view.outputs)[slot]
             what = "input" if kind == "in" else "output"

@@ -54,7 +54,8 @@ class NodeItem(QGraphicsItem):
         self.key = view.key
         self.problem = 0  # 0 none, 1 warning, 2 error
         self.problem_text = ""
-        self.tags: list[tuple[int, str, str]] = _NO_TAGS  # (input slot, input name, label)
+        # (input slot, tensor, label, is a stub): graph-input proxies and stubs of outputs
+        self.tags: list[tuple[int, str, str, bool]] = _NO_TAGS
         self.heat = -1.0  # profile overlay: 0..1 of the hottest node, -1 when none
         self.heat_label = ""
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
@@ -71,16 +72,23 @@ class NodeItem(QGraphicsItem):
         self.color = st.category_color(view) if view.kind == NodeKind.OP else st.IO_BORDER
         self._update_bounds()
 
-    def set_tags(self, tags: Sequence[tuple[int, str]]) -> None:
-        """Inputs (slot, graph input name) drawn as a small proxy of the graph input."""
+    def set_tags(self, tags: Sequence[tuple[int, str, bool]]) -> None:
+        """Inputs (slot, tensor, stub) drawn as a small proxy of a graph input, or as the
+        stub of a far or widely read producer's output (``stub``)."""
         self.prepareGeometryChange()
-        self.tags = [(slot, name, st.elide(name, "small", st.PROXY_W - 8)) for slot, name in tags]
+        self.tags = [
+            (slot, name, st.elide(name, "small", st.PROXY_W - 8), stub) for slot, name, stub in tags
+        ]
         self._update_bounds()
         self.update()
 
     def tag_name(self, slot: int) -> str:
         """Name of the graph input drawn as a proxy above input ``slot``."""
-        return next(name for s, name, _label in self.tags if s == slot)
+        return next(name for s, name, _label, _stub in self.tags if s == slot)
+
+    def tag_is_stub(self, slot: int) -> bool:
+        """Whether the tag above input ``slot`` is a stub (else a graph-input proxy)."""
+        return next(stub for s, _name, _label, stub in self.tags if s == slot)
 
     def set_problem(self, level: int, text: str) -> None:
         if (level, text) != (self.problem, self.problem_text):
@@ -99,7 +107,7 @@ class NodeItem(QGraphicsItem):
         if self.tags:
             top = -st.TRIANGLE - st.PROXY_GAP - st.PROXY_H - 2.0
             n = len(self.view.inputs)
-            xs = [st.terminal_x(self.width, slot, n) for slot, _n, _l in self.tags]
+            xs = [st.terminal_x(self.width, slot, n) for slot, _n, _l, _s in self.tags]
             left = min(left, min(xs) - st.PROXY_W / 2 - 2)
             right = max(right, max(xs) + st.PROXY_W / 2 + 2)
         self._bounds = QRectF(left, top - 6.0, right - left, self.height - top + 2 * st.CIRCLE + 8)
@@ -144,7 +152,7 @@ class NodeItem(QGraphicsItem):
             slot = _nearest(p.x(), self.width, n_out)
             if abs(p.x() - st.terminal_x(self.width, slot, n_out)) <= r:
                 return "out", slot
-        for slot, _name, _label in self.tags:
+        for slot, _name, _label, _stub in self.tags:
             if self._tag_rect(slot).adjusted(-2, -2, 2, 2).contains(p):
                 return "tag", slot
         return None
@@ -271,14 +279,15 @@ class NodeItem(QGraphicsItem):
 
     def _paint_tags(self, painter: QPainter, lod: float) -> None:
         n = len(self.view.inputs)
-        for slot, _name, label in self.tags:
+        for slot, _name, label, stub in self.tags:
             rect = self._tag_rect(slot)
             x = st.terminal_x(self.width, slot, n)
             painter.setPen(QPen(st.EDGE, 0))
             painter.drawLine(QPointF(x, rect.bottom() + st.CIRCLE), QPointF(x, -st.TRIANGLE))
-            painter.setPen(QPen(st.IO_BORDER, 0.8))
-            painter.setBrush(st.INPUT_FILL)
-            painter.drawRoundedRect(rect, st.PROXY_H / 2, st.PROXY_H / 2)
+            painter.setPen(QPen(st.EDGE if stub else st.IO_BORDER, 0.8))
+            painter.setBrush(st.STUB_FILL if stub else st.INPUT_FILL)
+            radius = 3.0 if stub else st.PROXY_H / 2  # stubs square-ish, graph inputs round
+            painter.drawRoundedRect(rect, radius, radius)
             painter.setBrush(st.TERMINAL_COLORS[TerminalState.LINKED])
             painter.drawEllipse(QPointF(x, rect.bottom() + 2.5), 2.5, 2.5)
             if lod >= st.LOD_TEXT:

@@ -91,7 +91,7 @@ def _segments(canvas: CanvasScene, items: list[NodeItem], boxes: np.ndarray) -> 
     routed: list[tuple[int, int, int, int, float, list[tuple[float, float]]]] = []
     for edge in canvas.graph.edges:
         s, t = index.get(edge.source), index.get(edge.target)
-        if s is None or t is None or edge.source in canvas.proxied:
+        if s is None or t is None or edge.source in canvas.proxied or canvas.is_stub(edge):
             continue
         inputs = items[t].view.inputs
         slot = edge.target_index

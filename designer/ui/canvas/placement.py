@@ -10,13 +10,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from designer.core.layout import LayoutEdge, LayoutNode, LayoutOptions, layered_layout
-from designer.core.viewgraph import NodeKind, ViewGraph
+from designer.core.viewgraph import NodeKind, ViewEdge, ViewGraph
 
 Point = tuple[float, float]
 Size = tuple[float, float]
 
 #: A graph input with more consumers than this is drawn as one proxy above each consumer.
 PROXY_FANOUT = 16
+#: A node output read by more nodes than this (a mask, position ids, rotary tables, a shape
+#: used by every layer) is drawn as a labelled stub above each reader instead of links that
+#: run the length of the graph; the layout ignores those links.
+STUB_FANOUT = 8
+#: A link crossing more layers than this is drawn as a stub above its reader too (and the
+#: layout neither orders nor routes it); on the canvas: a vertical distance of that many
+#: operator rows.
+STUB_SPAN = 24
+_ROW = 44.0  # height of an operator box (style.OP_HEIGHT; this module is Qt-free)
 LAYER_GAP = 70.0
 NODE_GAP = 36.0
 _FREE_SPOT_LIMIT = 200
@@ -44,6 +53,39 @@ def proxied_inputs(graph: ViewGraph) -> dict[int, str]:
     return {k: inputs[k] for k, c in consumers.items() if len(c) > PROXY_FANOUT}
 
 
+def stubbed_outputs(graph: ViewGraph) -> dict[tuple[int, int], str]:
+    """Operator outputs (node key, output index) → tensor read by more than STUB_FANOUT
+    distinct nodes. O(edges)."""
+    ops = {n.key for n in graph.nodes if n.kind == NodeKind.OP}
+    readers: dict[tuple[int, int], set[int]] = {}
+    tensors: dict[tuple[int, int], str] = {}
+    for edge in graph.edges:
+        if edge.source in ops:
+            key = (edge.source, edge.source_index)
+            readers.setdefault(key, set()).add(edge.target)
+            tensors[key] = edge.tensor
+    return {k: tensors[k] for k, r in readers.items() if len(r) > STUB_FANOUT}
+
+
+def long_links(
+    graph: ViewGraph,
+    positions: Mapping[int, Point],
+    sizes: Mapping[int, Size],
+    skip: Callable[[ViewEdge], bool],
+) -> set[ViewEdge]:
+    """Links (not ``skip``-ped) whose target lies more than STUB_SPAN operator rows below
+    the bottom of their source. O(edges)."""
+    limit = STUB_SPAN * (_ROW + LAYER_GAP)
+    found: set[ViewEdge] = set()
+    for edge in graph.edges:
+        a, b = positions.get(edge.source), positions.get(edge.target)
+        if a is None or b is None or skip(edge):
+            continue
+        if b[1] - (a[1] + sizes.get(edge.source, (0.0, _ROW))[1]) > limit:
+            found.add(edge)
+    return found
+
+
 def layout_graph(
     graph: ViewGraph,
     sizes: Mapping[int, Size],
@@ -53,10 +95,18 @@ def layout_graph(
 ) -> Placement:
     """Top-to-bottom layered layout of every node of ``graph`` (raises layout.Cancelled).
 
-    Proxied graph inputs get no position (they are drawn above each consumer)."""
+    Proxied graph inputs get no position (they are drawn above each consumer); links from
+    stubbed outputs do not take part (they are drawn as stubs)."""
     nodes = [LayoutNode(n.key, *sizes[n.key]) for n in graph.nodes]
-    edges = [LayoutEdge(e.source, e.target) for e in graph.edges]
-    options = LayoutOptions(layer_gap=LAYER_GAP, node_gap=NODE_GAP, proxy_fanout=PROXY_FANOUT)
+    stubs = stubbed_outputs(graph)
+    edges = [
+        LayoutEdge(e.source, e.target)
+        for e in graph.edges
+        if (e.source, e.source_index) not in stubs
+    ]
+    options = LayoutOptions(
+        layer_gap=LAYER_GAP, node_gap=NODE_GAP, proxy_fanout=PROXY_FANOUT, max_span=STUB_SPAN
+    )
     result = layered_layout(nodes, edges, options, progress=progress, cancel=cancel)
     positions = {k: (float(round(x)), float(round(y))) for k, (x, y) in result.positions.items()}
     for source, copies in result.proxies.items():

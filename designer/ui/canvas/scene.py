@@ -23,7 +23,14 @@ from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.core.viewgraph import ViewEdge, ViewGraph, build_view_graph, gc_paused
 from designer.ui.canvas import style as st
 from designer.ui.canvas.items import EdgeItem, NodeItem, edge_path_xy
-from designer.ui.canvas.placement import Placement, Point, place_missing, proxied_inputs
+from designer.ui.canvas.placement import (
+    Placement,
+    Point,
+    long_links,
+    place_missing,
+    proxied_inputs,
+    stubbed_outputs,
+)
 
 MARGIN = 400.0
 
@@ -64,6 +71,11 @@ class CanvasScene(QGraphicsScene):
         self._edge_armed = False  # a batch is scheduled
         self.routes: dict[tuple[int, int], list[Point]] = {}
         self.proxied: dict[int, str] = {}
+        # Outputs (node key, output index) → tensor drawn as a stub above each reader; and
+        # the producer of each stubbed tensor (a click on a stub jumps there).
+        self.stubbed: dict[tuple[int, int], str] = {}
+        self.long_links: set[ViewEdge] = set()  # links too long to draw: stubs as well
+        self.stub_sources: dict[str, int] = {}
         self.pinned_outer: set[str] = set()  # outer-scope values shown even when unused
         self._problems: dict[int, tuple[int, str]] = {}
         self._overlay: dict[int, tuple[float, str]] = {}  # key -> (heat 0..1, label)
@@ -150,6 +162,7 @@ class CanvasScene(QGraphicsScene):
                 self.routes = placement.routes
             self._place_missing(sizes)
             self.proxied = proxied_inputs(self.graph)
+            self._set_stubs(stubbed_outputs(self.graph), sizes)
             table = self.positions
             for node in self.graph.nodes:
                 if node.key in self.proxied:
@@ -175,7 +188,7 @@ class CanvasScene(QGraphicsScene):
 
     def _add_edges(self, edges: Iterable[ViewEdge]) -> None:
         for edge in edges:
-            if edge.source in self.proxied:
+            if edge.source in self.proxied or self.is_stub(edge):
                 continue
             if edge.source not in self.node_items or edge.target not in self.node_items:
                 continue
@@ -196,12 +209,34 @@ class CanvasScene(QGraphicsScene):
             return []
         return [e for e in self.edge_items if e.source in chosen or e.target in chosen]
 
+    def _set_stubs(
+        self, stubbed: dict[tuple[int, int], str], sizes: dict[int, tuple[float, float]]
+    ) -> None:
+        """Which links are stubs: outputs read widely, and links that are too long as laid
+        out now (decided when the scene is built; moving nodes later changes neither)."""
+        self.stubbed = stubbed
+        self.long_links = long_links(
+            self.graph,
+            self.positions,
+            sizes,
+            lambda e: e.source in self.proxied or (e.source, e.source_index) in stubbed,
+        )
+        self.stub_sources = {tensor: key for (key, _slot), tensor in stubbed.items()}
+        self.stub_sources.update({e.tensor: e.source for e in self.long_links})
+
+    def is_stub(self, edge: ViewEdge) -> bool:
+        """Whether ``edge`` is drawn as a stub above its reader (not as a link)."""
+        return (edge.source, edge.source_index) in self.stubbed or edge in self.long_links
+
     def _set_tags(self, edges: Iterable[ViewEdge], clear: Iterable[int] = ()) -> None:
-        tags: dict[int, list[tuple[int, str]]] = {key: [] for key in clear}
+        """Graph-input proxies and stubs above the inputs they feed: (slot, tensor, stub)."""
+        tags: dict[int, list[tuple[int, str, bool]]] = {key: [] for key in clear}
         for edge in edges:
             name = self.proxied.get(edge.source)
             if name is not None:
-                tags.setdefault(edge.target, []).append((edge.target_index, name))
+                tags.setdefault(edge.target, []).append((edge.target_index, name, False))
+            elif self.is_stub(edge):
+                tags.setdefault(edge.target, []).append((edge.target_index, edge.tensor, True))
         for key, entries in tags.items():
             item = self.node_items.get(key)
             if item is not None and (entries or item.tags):
@@ -220,10 +255,11 @@ class CanvasScene(QGraphicsScene):
             old_nodes = {n.key: n for n in old.nodes}
             new_nodes = {n.key: n for n in new.nodes}
             proxied = proxied_inputs(new)
-            if proxied != self.proxied:
+            if proxied != self.proxied or stubbed_outputs(new) != self.stubbed:
                 self.rebuild(new)
                 return set(old_nodes) | set(new_nodes)
             self.graph = new
+            self.long_links &= set(new.edges)
             sizes = {
                 n.key: st.node_size(n)
                 for k, n in new_nodes.items()

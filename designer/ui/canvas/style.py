@@ -68,6 +68,7 @@ SELECTED = QColor("#ff9f1a")
 INPUT_FILL = QColor("#dff3e3")
 OUTER_FILL = QColor("#ece3f7")  # a value of an enclosing graph (subgraph tabs)
 OUTPUT_FILL = QColor("#fde8d4")
+STUB_FILL = QColor("#e4e9f3")  # a stub: a widely read output, drawn at each reader
 IO_BORDER = QColor("#6f7a6f")
 TEXT = QColor("#1d2129")
 TEXT_DIM = QColor("#5c6370")
