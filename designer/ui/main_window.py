@@ -44,6 +44,9 @@ from designer.ui.settings import Settings
 from designer.ui.welcome import WelcomePage
 
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
+OPEN_FILTER = (
+    "ONNX models (*.onnx);;TensorRT engine layer information (*.json *.log);;All files (*)"
+)
 
 
 def default_window_size(width: int = 1400, height: int = 900) -> QSize:
@@ -205,8 +208,15 @@ class MainWindow(QMainWindow):
 
     def open_files(self, paths: list[Path]) -> None:
         """Open each model in its own tab; a file that fails shows a message and the others
-        (and every open document) are unaffected."""
+        (and every open document) are unaffected. A TensorRT engine's layer JSON opens as a
+        read-only engine tab (designer.ui.engine)."""
+        from designer.ui.engine import is_engine_file, open_engine_tab
+
         for path in paths:
+            if is_engine_file(path):
+                if open_engine_tab(self, path) is not None:
+                    self.settings.add_recent(path.resolve())
+                continue
             existing = next(
                 (t for t in self.document_tabs() if t.session.doc.path == path.resolve()), None
             )
@@ -232,7 +242,7 @@ class MainWindow(QMainWindow):
         self.add_session(DocumentSession(Document(model), self))
 
     def open_dialog(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(self, "Open Model", "", MODEL_FILTER)
+        files, _ = QFileDialog.getOpenFileNames(self, "Open Model", "", OPEN_FILTER)
         self.open_files([Path(f) for f in files])
 
     def save(self, tab: DocumentTab | None = None, save_as: bool = False) -> bool:

@@ -154,9 +154,13 @@ def build_menus(window: MainWindow) -> dict[str, QAction]:
 
 
 def set_grid(window: MainWindow, on: bool) -> None:
+    from designer.ui.engine import engine_tabs
+
     window.settings.show_grid = on
     for tab in window.document_tabs():
         tab.view.set_show_grid(on)
+    for engine in engine_tabs(window):
+        engine.view.set_show_grid(on)
 
 
 def set_constants(window: MainWindow, on: bool) -> None:

@@ -31,6 +31,7 @@ class ParametersDock(QDockWidget):
         self.tab: DocumentTab | None = None
         self.keys: list[int] = []
         self.panel: QWidget | None = None
+        self.other: QWidget | None = None  # a current non-document tab with its own panel
         self.defaults_expanded = True
         self.scroll_area = QScrollArea()
         self.scroll_area.setWidgetResizable(True)
@@ -53,11 +54,22 @@ class ParametersDock(QDockWidget):
                 with contextlib.suppress(RuntimeError, TypeError):  # session already gone
                     signal.disconnect(slot)
         self.tab = tab
+        self._follow_other(self.window_.tabs.currentWidget() if tab is None else None)
         self.keys = list(tab.view.selected_keys()) if tab is not None else []
         if tab is not None:
             tab.session.changed.connect(self._doc_changed)
             tab.session.checked.connect(self._checked)
         self.rebuild()
+
+    def _follow_other(self, widget: QWidget | None) -> None:
+        """Another kind of tab (an engine graph) that offers ``parameters_panel()`` and a
+        ``parametersChanged`` signal: shown while it is current."""
+        if self.other is not None:
+            with contextlib.suppress(RuntimeError, TypeError):  # tab already gone
+                self.other.parametersChanged.disconnect(self._timer.start)  # type: ignore[attr-defined]
+        self.other = widget if hasattr(widget, "parameters_panel") else None
+        if self.other is not None:
+            self.other.parametersChanged.connect(self._timer.start)  # type: ignore[attr-defined]
 
     def _selection_changed(self, keys: list[int]) -> None:
         self.keys = list(keys)
@@ -83,7 +95,9 @@ class ParametersDock(QDockWidget):
             self.defaults_expanded = self.panel.default_section.expanded
         tab = self.tab
         panel: QWidget
-        if tab is None:
+        if tab is None and self.other is not None:
+            panel = self.other.parameters_panel()  # type: ignore[attr-defined]
+        elif tab is None:
             panel = _message("Open a model to see its parameters.")
         else:
             scope = tab.session.doc.scope(tab.view.scope_id)

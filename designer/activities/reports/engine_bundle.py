@@ -1,0 +1,276 @@
+"""One engine's files together: layer JSON + profile, timing, metadata and trtexec logs.
+
+:func:`load_engine` takes one path or several. Each file's kind is found from its content
+(never only its extension: trtexec users name layer JSON ``.log``). Beside a layer JSON it
+looks for the siblings TREx writes, ``<engine>.{graph,profile,timing,build.metadata,
+profile.metadata,metadata}.json`` and ``<engine>.{build,profile}.log``, and those of the
+trtexec samples, ``<model>-exportLayerInfo.*`` / ``-exportProfile.json`` / ``-exportTimes.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from designer.activities.reports.trt_engine import (
+    EXPECTED_LAYER_JSON,
+    EngineFormatError,
+    EngineGraph,
+    parse_graph,
+)
+from designer.activities.reports.trt_metadata import (
+    BuildInfo,
+    DeviceInfo,
+    RunInfo,
+    allowed_precisions,
+    parse_build_metadata,
+    parse_device_metadata,
+    parse_profile_metadata,
+)
+from designer.activities.reports.trt_profile import (
+    EngineProfile,
+    EngineTiming,
+    PerformanceSummary,
+    parse_profile_json,
+    parse_timing_json,
+)
+from designer.activities.reports.trtexec_log import TrtexecLog, is_trtexec_log, parse_trtexec_log
+
+__all__ = ["EngineBundle", "FileKind", "classify", "engine_name", "load_engine", "sibling_files"]
+
+FileKind = Literal[
+    "graph", "profile", "timing", "build.metadata", "profile.metadata", "metadata", "log"
+]
+_TREX_KINDS: tuple[str, ...] = (
+    "graph",
+    "profile",
+    "timing",
+    "build.metadata",
+    "profile.metadata",
+    "metadata",
+)
+_TREX_SUFFIX = re.compile(
+    r"\.(graph|profile|timing|build\.metadata|profile\.metadata|metadata)\.json$"
+)
+_SAMPLE_SUFFIX = re.compile(r"-export(LayerInfo|Profile|Times)(\.[A-Za-z]+)?$")
+
+
+@dataclass
+class EngineBundle:
+    """All that is known about one engine; every part but ``graph`` is optional."""
+
+    name: str
+    graph: EngineGraph
+    profile: EngineProfile | None = None
+    timing: EngineTiming | None = None
+    build: BuildInfo | None = None
+    run: RunInfo | None = None
+    device_attributes: DeviceInfo | None = None
+    logs: list[TrtexecLog] = field(default_factory=list)
+    sources: dict[str, list[Path]] = field(default_factory=dict)
+
+    @property
+    def trt_version(self) -> str | None:
+        """The exact TensorRT version when a log recorded it (else None; see version_family)."""
+        for part in (self.build, self.run, *self.logs):
+            version = getattr(part, "trt_version", None)
+            if version:
+                return str(version)
+        return None
+
+    @property
+    def version_family(self) -> str:
+        version = self.trt_version
+        if version:
+            return f"{version.split('.')[0]}.x"
+        return self.graph.version_family
+
+    @property
+    def device(self) -> DeviceInfo | None:
+        for part in (self.run, self.build):
+            if part is not None and part.device is not None:
+                return part.device
+        return self.device_attributes
+
+    @property
+    def performance(self) -> PerformanceSummary | None:
+        """From profile metadata / a profiling log, else computed from the timing JSON."""
+        if self.run is not None and self.run.performance is not None:
+            return self.run.performance
+        if self.timing is not None and self.timing.records:
+            return self.timing.summary()
+        return None
+
+    @property
+    def allowed_precisions(self) -> frozenset[str] | None:
+        """What the builder was allowed to use (from the build options), None if unknown."""
+        found = allowed_precisions(self.build)
+        if found is None:
+            return None
+        flags = {f.split("=")[0] for log in self.logs for f in log.flags}
+        if "--noTF32" in flags:
+            found = found - {"TF32"}
+        return found
+
+    def latency_of(self, layer_name: str) -> float | None:
+        """Average ms of one layer in the profile (None without a profile or for no match)."""
+        if self.profile is None:
+            return None
+        found = self.profile.by_name().get(layer_name)
+        return None if found is None else found.average_ms
+
+
+def engine_name(path: Path) -> str:
+    """``resnet.onnx.engine.graph.json`` → ``resnet.onnx.engine``;
+    ``m-exportLayerInfo.log`` → ``m``."""
+    name = path.name
+    trex = _TREX_SUFFIX.search(name)
+    if trex:
+        return name[: trex.start()]
+    stem = re.sub(r"\.(json|log|txt)$", "", name)
+    sample = _SAMPLE_SUFFIX.search(stem)
+    return stem[: sample.start()] if sample else stem
+
+
+def sibling_files(path: Path) -> list[Path]:
+    """Existing companion files of a layer JSON (not including ``path`` itself)."""
+    folder, base = path.parent, engine_name(path)
+    candidates = [folder / f"{base}.{kind}.json" for kind in _TREX_KINDS]
+    candidates += [folder / f"{base}.build.log", folder / f"{base}.profile.log"]
+    candidates += [folder / f"{base}-export{k}.json" for k in ("Profile", "Times")]
+    return [c for c in candidates if c.is_file() and c.resolve() != path.resolve()]
+
+
+def _read(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise EngineFormatError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    if path.suffix.lower() == ".onnx":
+        raise EngineFormatError(
+            f"{path}: an ONNX model, not an engine's files; give the layer JSON that "
+            "trtexec --exportLayerInfo wrote for its engine"
+        )
+    if b"\0" in data[:4096]:
+        raise EngineFormatError(
+            f"{path}: a binary file (a serialized engine needs TensorRT to read); export its "
+            f"layers with trtexec --loadEngine={path.name} --exportLayerInfo=layers.json "
+            "--profilingVerbosity=detailed and open that"
+        )
+    return data.decode("utf-8", errors="replace")
+
+
+def classify(path: Path) -> tuple[FileKind, Any]:
+    """The kind of one file and its parsed content (JSON value or :class:`TrtexecLog`)."""
+    text = _read(path)
+    try:
+        root = json.loads(text)
+    except ValueError:
+        if is_trtexec_log(text):
+            return "log", parse_trtexec_log(text.split("\n"), path)
+        raise EngineFormatError(
+            f"{path}: neither JSON nor a trtexec log; expected {EXPECTED_LAYER_JSON}"
+        ) from None
+    if isinstance(root, dict):
+        if "Layers" in root:
+            return "graph", root
+        if "performance_summary" in root:
+            return "profile.metadata", root
+        if "build_options" in root or "model_options" in root:
+            return "build.metadata", root
+    if isinstance(root, list) and root and all(isinstance(x, dict) for x in root):
+        first = root[1] if len(root) > 1 and "count" in root[0] else root[0]
+        if "count" in root[0] or "averageMs" in first or "timeMs" in first:
+            return "profile", root
+        if "latencyMs" in first or "computeMs" in first:
+            return "timing", root
+        if "ComputeCapability" in first:
+            return "metadata", root
+        if "Name" in first:
+            return "graph", root
+    if isinstance(root, list) and root and all(isinstance(x, str) for x in root):
+        return "graph", root
+    raise EngineFormatError(f"{path}: JSON of unknown kind; expected {EXPECTED_LAYER_JSON}")
+
+
+def _paths(path_or_paths: Path | str | Iterable[Path | str]) -> list[Path]:
+    if isinstance(path_or_paths, (str, Path)):
+        return [Path(path_or_paths)]
+    return [Path(p) for p in path_or_paths]
+
+
+def load_engine(
+    path_or_paths: Path | str | Sequence[Path | str], siblings: bool = True
+) -> EngineBundle:
+    """Load an engine from its layer JSON (or a trtexec log with ``--dumpLayerInfo``) plus any
+    profile / timing / metadata / log files given or found beside it.
+
+    Explicitly given files win over found siblings of the same kind. Raises
+    :class:`EngineFormatError` (one line) when no file holds the engine's layers."""
+    given = _paths(path_or_paths)
+    if not given:
+        raise EngineFormatError(f"no file given; expected {EXPECTED_LAYER_JSON}")
+    for p in given:
+        if p.is_dir():
+            raise EngineFormatError(f"{p}: a folder; give the engine's layer JSON inside it")
+        if not p.is_file():
+            raise EngineFormatError(f"{p}: no such file")
+    found: list[tuple[Path, FileKind, Any]] = [(p, *classify(p)) for p in given]
+    if siblings:
+        seen = {p.resolve() for p in given}
+        for p, kind, _ in list(found):
+            if kind != "graph":
+                continue
+            for extra in sibling_files(p):
+                if extra.resolve() in seen:
+                    continue
+                seen.add(extra.resolve())
+                try:
+                    found.append((extra, *classify(extra)))
+                except EngineFormatError:
+                    continue  # a damaged sibling is skipped; the given files still load
+    return _assemble(found)
+
+
+def _assemble(found: list[tuple[Path, FileKind, Any]]) -> EngineBundle:
+    graph: EngineGraph | None = None
+    graph_path: Path | None = None
+    bundle_parts: dict[str, Any] = {}
+    logs: list[TrtexecLog] = []
+    sources: dict[str, list[Path]] = {}
+    for path, kind, content in found:
+        sources.setdefault(kind, []).append(path)
+        if kind == "graph" and graph is None:
+            graph, graph_path = parse_graph(content, path), path
+        elif kind == "profile":
+            bundle_parts.setdefault("profile", parse_profile_json(content, path))
+        elif kind == "timing":
+            bundle_parts.setdefault("timing", parse_timing_json(content, path))
+        elif kind == "build.metadata":
+            bundle_parts.setdefault("build", parse_build_metadata(content, path))
+        elif kind == "profile.metadata":
+            bundle_parts.setdefault("run", parse_profile_metadata(content, path))
+        elif kind == "metadata":
+            bundle_parts.setdefault("device_attributes", parse_device_metadata(content, path))
+        elif kind == "log":
+            logs.append(content)
+    for log in logs:
+        if graph is None and log.graph is not None:
+            graph, graph_path = log.graph, log.source
+        if log.build is not None:
+            bundle_parts.setdefault("build", log.build)
+        if log.run is not None:
+            bundle_parts.setdefault("run", log.run)
+        if log.profile is not None:
+            bundle_parts.setdefault("profile", log.profile)
+    if graph is None:
+        names = ", ".join(str(p) for p, _, _ in found)
+        raise EngineFormatError(f"{names}: no engine layers found; expected {EXPECTED_LAYER_JSON}")
+    assert graph_path is not None
+    return EngineBundle(
+        name=engine_name(graph_path), graph=graph, logs=logs, sources=sources, **bundle_parts
+    )
