@@ -139,21 +139,30 @@ def _write_svg(scene: CanvasScene, path: Path, source: QRectF, scale: float) -> 
     scene.render(painter, QRectF(0, 0, width, height), source, Qt.AspectRatioMode.IgnoreAspectRatio)
     painter.end()
     try:
-        _add_node_names(tmp, [item.view.name for item in scene.node_items.values()])
+        _add_node_titles(tmp, scene, source, width / source.width(), height / source.height())
         tmp.replace(path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise DesignerError(f"could not write the SVG to '{path}': {exc.strerror}") from None
 
 
-def _add_node_names(svg: Path, names: list[str]) -> None:
-    """Append the full node names as SVG metadata: labels drawn on the canvas may be
-    elided, and the names should stay searchable in the file."""
+def _add_node_titles(
+    svg: Path, scene: CanvasScene, source: QRectF, sx: float, sy: float
+) -> None:
+    """Give every node box an invisible area with a ``<title>``: its full name and type.
+    Labels drawn on the canvas may be elided; the names stay searchable in the file and
+    show as tooltips in SVG viewers."""
     text = svg.read_text(encoding="utf-8")
-    block = (
-        '<metadata id="onnx-designer-nodes">\n'
-        + "\n".join(f'<node name="{escape(n, _QUOTE)}"/>' for n in names)
-        + "\n</metadata>\n"
-    )
+    rows = ['<g id="onnx-designer-nodes" fill="none" stroke="none">']
+    for item in scene.node_items.values():
+        view = item.view
+        title = f"{view.name} ({view.op_type})" if view.op_type else view.name
+        x, y = (item.x() - source.left()) * sx, (item.y() - source.top()) * sy
+        rows.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{item.width * sx:.1f}" '
+            f'height="{item.height * sy:.1f}" pointer-events="all">'
+            f"<title>{escape(title, _QUOTE)}</title></rect>"
+        )
+    rows.append("</g>\n")
     end = text.rfind("</svg>")
-    svg.write_text(text[:end] + block + text[end:], encoding="utf-8")
+    svg.write_text(text[:end] + "\n".join(rows) + text[end:], encoding="utf-8")

@@ -10,10 +10,50 @@ from PySide6.QtWidgets import QApplication
 
 from designer.core.errors import DesignerError
 from designer.core.io import open_document
-from designer.core.io.companion import LayoutFileError, load_positions
+from designer.core.io.companion import LayoutFileError, load_positions, scope_label
+from designer.core.scope import MAIN_SCOPE
 from designer.ui.canvas.export import ExportOptions, format_for, render_scene_to_file
 from designer.ui.canvas.placement import layout_graph, needs_full_layout
 from designer.ui.canvas.scene import CanvasScene
+
+
+def headless_scene(
+    model: Path,
+    *,
+    scope: str | None = None,
+    show_constants: bool = False,
+    show_grid: bool = False,
+) -> tuple[CanvasScene, list[str]]:
+    """The scene the canvas would show for ``model`` (its saved layout, else a fresh one) at
+    ``scope`` (a layout-file scope path such as ``main/If_0/then_branch``; default main), and
+    notes (a layout file ignored). Needs a QApplication; DesignerError for bad input."""
+    doc = open_document(model)
+    notes = []
+    try:
+        load_positions(doc, Path(model))
+    except LayoutFileError as exc:
+        doc.positions.clear()
+        notes.append(str(exc))
+    scope_id = MAIN_SCOPE
+    if scope is not None:
+        by_label = {scope_label(doc, s.id): s.id for s in doc.scopes()}
+        if scope not in by_label:
+            known = ", ".join(sorted(by_label)[:8])
+            raise DesignerError(f"{model}: no graph scope {scope!r} (scopes: {known})")
+        scope_id = by_label[scope]
+    scene = CanvasScene(doc, scope_id, show_constants=show_constants, show_grid=show_grid)
+    graph = scene.build_graph()
+    placement = None
+    if needs_full_layout(graph, scene.positions):
+        placement = layout_graph(graph, scene.sizes(graph))
+    scene.rebuild(graph, placement)
+    return scene, notes
+
+
+def ensure_app() -> None:
+    """An offscreen QApplication for headless work, unless one exists."""
+    if QApplication.instance() is None:
+        QApplication(["onnx-designer", "-platform", "offscreen"])
 
 
 def export_model_image(
@@ -32,8 +72,7 @@ def export_model_image(
     file ignored). Raises DesignerError for bad input. Creates an offscreen QApplication if
     none exists.
     """
-    if QApplication.instance() is None:
-        QApplication(["onnx-designer", "-platform", "offscreen"])
+    ensure_app()
     colors = {}
     for label, text in (("background", background), ("grid colour", grid_color)):
         color = QColor(text)
@@ -44,19 +83,7 @@ def export_model_image(
         background=colors["background"], grid=grid, grid_color=colors["grid colour"], scale=scale
     )
     format_for(out, options)  # fail on a bad suffix before the (slow) layout
-    doc = open_document(model)
-    notes = []
-    try:
-        load_positions(doc, Path(model))
-    except LayoutFileError as exc:
-        doc.positions.clear()
-        notes.append(str(exc))
-    scene = CanvasScene(doc, show_constants=show_constants, show_grid=grid)
-    graph = scene.build_graph()
-    placement = None
-    if needs_full_layout(graph, scene.positions):
-        placement = layout_graph(graph, scene.sizes(graph))
-    scene.rebuild(graph, placement)
+    scene, notes = headless_scene(model, show_constants=show_constants, show_grid=grid)
     message = render_scene_to_file(scene, out, options)
     if message:
         notes.append(message)
