@@ -19,6 +19,7 @@ from designer.core.gcpause import gc_paused
 from designer.core.names import sanitize_identifier
 from designer.core.schema import OpSchemaInfo, SchemaRegistry, default_registry, normalize_domain
 from designer.core.scope import Scope, ScopeId, graph_attributes
+from designer.core.trt.settings import node_precision
 
 
 class NodeKind(Enum):
@@ -59,6 +60,7 @@ class ViewNode:
     is_constant: bool = False
     is_function_call: bool = False
     function: tuple[str, str, str] | None = None  # (domain, name, overload) of a local call
+    precision: str = ""  # TensorRT layer precision constraint (main graph only), "" if none
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +265,7 @@ def _build(
     producers: dict[str, tuple[int, int, str]] = {}
     nodes: list[ViewNode] = []
     linked = TerminalState.LINKED
+    main = scope_id.is_main
 
     for name in scope.input_names():
         if name in initializers:
@@ -294,6 +297,7 @@ def _build(
             is_constant=op_type == "Constant" and not raw_domain,
             is_function_call=(domain, op_type) in functions,
             function=fids.get((domain, op_type, node.overload)) if fids else None,
+            precision=(node_precision(node) or "") if main and node.metadata_props else "",
         )
         for terminal in view.outputs:
             if terminal.tensor:

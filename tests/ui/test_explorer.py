@@ -11,7 +11,8 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from pytestqt.qtbot import QtBot
 
 from designer.core.document import Document
-from designer.core.edits import RenameNode, SetMetadataProp
+from designer.core.edits import CompoundEdit, RenameNode
+from designer.core.edits.trt import SetLayerPrecision
 from designer.core.scope import MAIN_SCOPE
 from designer.ui.docks.explorer import ExplorerPanel
 from designer.ui.main_window import MainWindow
@@ -116,8 +117,10 @@ def test_live_updates_and_precision_column(window: MainWindow, resnet_path: Path
     assert session.push(RenameNode(MAIN_SCOPE, key, "classifier"))
     panel.flush()
     assert panel.model.index_of_key(key).data() == "classifier"
-    precisions = '{"classifier": "fp16", "stem_conv": "int8"}'
-    assert session.push(SetMetadataProp("trt_layer_precisions", precisions))
+    stem = next(k for k, n in session.doc.scope().nodes() if n.name == "stem_conv")
+    assert session.push(CompoundEdit("precisions", [
+        SetLayerPrecision(MAIN_SCOPE, [key], "fp16"), SetLayerPrecision(MAIN_SCOPE, [stem], "int8")
+    ]))  # fmt: skip
     panel.flush()
     assert panel.model.index_of_key(key, 2).data() == "fp16"
     panel.advanced.fill_choices()

@@ -19,6 +19,7 @@ from designer.core.analysis.structure import Finding, ScopeChecker
 from designer.core.document import Document
 from designer.core.schema import OpSchemaInfo, SchemaRegistry, default_registry
 from designer.core.scope import MAIN_SCOPE, Scope, ScopeId, graph_attributes
+from designer.core.trt.diagnostics import trt_diagnostics
 
 
 @dataclass
@@ -149,6 +150,7 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
                     doc.model.graph.name or "main",
                 )
             )
+    diagnostics.extend(trt_diagnostics(doc))
     diagnostics.sort(key=lambda d: -d.severity)
     return CheckResult(diagnostics, inferred, keys)
 

@@ -11,6 +11,12 @@ from designer.core.edits.base import Edit
 from designer.core.edits.lookup import names_in_use, require_identifier, resolve_scope
 from designer.core.errors import EditError
 from designer.core.scope import Scope, ScopeId, graph_attributes
+from designer.core.trt.follow import (
+    ProfilesUndo,
+    drop_profile_input,
+    rename_profile_input,
+    restore_profiles,
+)
 
 
 def _event(kind: ChangeKind, scope_id: ScopeId, *names: str) -> DocumentEvent:
@@ -77,6 +83,7 @@ class RenameTensor(Edit):
         self.scope_id = scope_id
         self.old = old
         self.new = new
+        self._trt: ProfilesUndo | None = None  # stored TensorRT profiles follow the input
         self.label = f"Rename {old} to {new}"
 
     def apply(self, doc: Document) -> None:
@@ -96,10 +103,14 @@ class RenameTensor(Edit):
         if self.new in taken:
             raise EditError(f"a tensor named '{self.new}' already exists")
         _rename_in(scope.proto, self.old, self.new)
+        self._trt = None
+        if self.scope_id.is_main:
+            self._trt = rename_profile_input(doc.model, self.old, self.new)
         doc.notify(_event(ChangeKind.TENSORS, self.scope_id, self.old, self.new))
 
     def revert(self, doc: Document) -> None:
         _rename_in(doc.scope(self.scope_id).proto, self.new, self.old)
+        restore_profiles(doc.model, self._trt)
         doc.notify(_event(ChangeKind.TENSORS, self.scope_id, self.old, self.new))
 
 
@@ -222,6 +233,7 @@ class RemoveGraphIO(_GraphIOEdit):
         self.scope_id = scope_id
         self.name = name
         self._removed: tuple[int, Any] = (-1, None)
+        self._trt: ProfilesUndo | None = None  # a removed input leaves the stored profiles
         self.label = f"Remove graph {kind} {name}"
 
     def apply(self, doc: Document) -> None:
@@ -234,11 +246,15 @@ class RemoveGraphIO(_GraphIOEdit):
         item = field[index] if scope.is_function else _copy(field[index])
         self._removed = (index, item)
         del field[index]
+        self._trt = None
+        if self.scope_id.is_main and self.field_name == "input":
+            self._trt = drop_profile_input(doc.model, self.name)
         doc.notify(_event(ChangeKind.TENSORS, self.scope_id, self.name))
 
     def revert(self, doc: Document) -> None:
         index, item = self._removed
         self._field(doc.scope(self.scope_id)).insert(index, item)
+        restore_profiles(doc.model, self._trt)
         doc.notify(_event(ChangeKind.TENSORS, self.scope_id, self.name))
 
 

@@ -12,6 +12,7 @@ from designer.core.summary import type_text
 from designer.core.viewgraph import NodeKind, outer_values
 from designer.ui.canvas import controller
 from designer.ui.canvas.items import EdgeItem, LinkPreviewItem, NodeItem
+from designer.ui.canvas.precision_menu import popup_precision_menu
 
 DRAG_THRESHOLD = 4  # pixels before a press on a node becomes a move
 
@@ -81,7 +82,18 @@ class InteractionMixin:
             if item.subgraph_button().contains(local):
                 self._request_subgraph(item, event.globalPosition().toPoint())
                 return True
+        if item is not None and item.badge_label:
+            local = item.mapFromScene(self.mapToScene(pos))
+            if item.precision_badge().contains(local):
+                self._precision_menu(item, event.globalPosition().toPoint())
+                return True
         return False
+
+    def _precision_menu(self, item: NodeItem, global_pos: QPoint) -> None:
+        """The badge's quick menu, for the selection when the node is part of it."""
+        selected = self.selected_keys()  # type: ignore[attr-defined]
+        keys = selected if item.key in selected else [item.key]
+        popup_precision_menu(self, self.session, self.scope_id, keys, global_pos)  # type: ignore[arg-type, attr-defined]
 
     def show_producer(self, tensor: str) -> None:
         """Select and centre the node producing the stubbed ``tensor``."""

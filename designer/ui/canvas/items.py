@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from designer.core.viewgraph import NodeKind, TerminalState, ViewEdge, ViewNode
 from designer.ui.canvas import style as st
+from designer.ui.canvas.precision_menu import BADGE_COLORS as _BADGE_COLORS
 
 NODE_Z = 1.0
 EDGE_Z = 0.0
@@ -23,6 +24,7 @@ _TRI = {True: st.TRIANGLE_OPTIONAL, False: st.TRIANGLE}
 _NO_PEN = QPen(Qt.PenStyle.NoPen)
 _LIGHT_TEXT = QColor("#ffffff")
 _NO_TAGS: list[tuple[int, str, str]] = []  # shared empty list (never mutated)
+_NO_BADGE = QRectF()
 
 
 def _lod(painter: QPainter) -> float:
@@ -35,7 +37,10 @@ class NodeItem(QGraphicsItem):
     by a high fan-out graph input (``tags``)."""
 
     __slots__ = (
+        "_badge",
         "_bounds",
+        "_type_rect",
+        "badge_label",
         "color",
         "heat",
         "heat_label",
@@ -70,6 +75,14 @@ class NodeItem(QGraphicsItem):
         self.width, self.height = size
         self.label = st.elide(view.name, "name", self.width - 2 * st.TEXT_PAD + 4)
         self.color = st.category_color(view) if view.kind == NodeKind.OP else st.IO_BORDER
+        self.badge_label = view.precision.upper()
+        self._badge = _NO_BADGE
+        self._type_rect = QRectF(0.0, 21.0, self.width, 16.0)
+        if view.precision:  # a pill on the right edge beside the op type, half outside (C-8)
+            w = st.text_width(self.badge_label, "small") + 10.0
+            self._badge = QRectF(self.width - w + 9.0, self.height / 2 - 1.0, w, 14.0)
+            inset = w - 7.0  # the op type stays centred and clear of the badge
+            self._type_rect = QRectF(inset, 21.0, self.width - 2 * inset, 16.0)
         self._update_bounds()
 
     def set_tags(self, tags: Sequence[tuple[int, str, bool]]) -> None:
@@ -103,7 +116,7 @@ class NodeItem(QGraphicsItem):
 
     def _update_bounds(self) -> None:
         top = -st.TRIANGLE - 2.0
-        left, right = -2.0, self.width + 8.0
+        left, right = -2.0, max(self.width + 8.0, self._badge.right() + 2.0)
         if self.tags:
             top = -st.TRIANGLE - st.PROXY_GAP - st.PROXY_H - 2.0
             n = len(self.view.inputs)
@@ -157,6 +170,10 @@ class NodeItem(QGraphicsItem):
                 return "tag", slot
         return None
 
+    def precision_badge(self) -> QRectF:
+        """Local rect of the precision badge (empty when the node has no constraint)."""
+        return self._badge
+
     def subgraph_button(self) -> QRectF:
         """Local rect of the subgraph button (meaningful when the node has subgraphs)."""
         return QRectF(6.0, self.height - 15.0, 16.0, 12.0)
@@ -207,6 +224,8 @@ class NodeItem(QGraphicsItem):
         self._paint_terminals(painter)
         if self.tags:
             self._paint_tags(painter, lod)
+        if self.badge_label:
+            self._paint_badge(painter, lod >= st.LOD_TEXT)
         if lod < st.readable_zoom() * 0.99:  # name and type too small: the type alone
             self._paint_compact_label(painter, light=hot and self.heat > 0.55)
             if self.problem:
@@ -226,9 +245,7 @@ class NodeItem(QGraphicsItem):
             kind = f"ƒ {view.op_type}" if view.function is not None else view.op_type
             if hot:
                 kind = f"{kind}  {self.heat_label}"
-            painter.drawText(
-                QRectF(0.0, 21.0, self.width, 16.0), Qt.AlignmentFlag.AlignCenter, kind
-            )
+            painter.drawText(self._type_rect, Qt.AlignmentFlag.AlignCenter, kind)
         else:
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.label)
         if view.subgraphs:
@@ -303,6 +320,14 @@ class NodeItem(QGraphicsItem):
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(rect.adjusted(3.0, 2.5, -7.0, -5.5))
         painter.drawRect(rect.adjusted(7.0, 5.5, -3.0, -2.5))
+
+    def _paint_badge(self, painter: QPainter, with_text: bool) -> None:
+        painter.setPen(QPen(QColor("white"), 1.0))
+        painter.setBrush(_BADGE_COLORS.get(self.view.precision, st.NODE_BORDER))
+        painter.drawRoundedRect(self._badge, 7.0, 7.0)
+        if with_text:
+            painter.setFont(st.small_font())
+            painter.drawText(self._badge, Qt.AlignmentFlag.AlignCenter, self.badge_label)
 
     def _paint_problem(self, painter: QPainter) -> None:
         center = QPointF(self.width - 1.0, 0.0)

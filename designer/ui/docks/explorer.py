@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, QModelIndex, QTimer
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QToolButton,
     QTreeView,
     QVBoxLayout,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from designer.core.document import DocumentEvent
+from designer.ui.canvas.precision_menu import add_precision_submenu
 from designer.ui.qtmodels.explorer_model import ExplorerModel
 from designer.ui.widgets.badge_button import BadgeToolButton
 from designer.ui.widgets.filter_advanced import AdvancedFilters
@@ -89,6 +91,12 @@ class ExplorerPanel(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
         header.resizeSection(1, 110)
         header.resizeSection(2, 70)
+        header.setSectionsClickable(True)  # click a column to sort by it (TRT-Prec too)
+        header.setSortIndicatorShown(True)
+        header.setSortIndicator(0, Qt.SortOrder.AscendingOrder)
+        header.sortIndicatorChanged.connect(self._sort_changed)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
         self.tree.doubleClicked.connect(self._double_clicked)
         self.tree.selectionModel().selectionChanged.connect(self._tree_selection_changed)
         self.model.modelAboutToBeReset.connect(self._before_reset)
@@ -149,7 +157,36 @@ class ExplorerPanel(QWidget):
 
     def _toggle_order(self, descending: bool) -> None:
         self.order.setText("Z→A" if descending else "A→Z")
-        self.model.set_ascending(not descending)
+        order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
+        header = self.tree.header()
+        if header.sortIndicatorOrder() != order:
+            header.setSortIndicator(self.model.sort_column, order)  # sorts in _sort_changed
+        else:
+            self.model.set_ascending(not descending)
+
+    def _sort_changed(self, column: int, order: Qt.SortOrder) -> None:
+        descending = order == Qt.SortOrder.DescendingOrder
+        self.order.blockSignals(True)
+        self.order.setChecked(descending)
+        self.order.setText("Z→A" if descending else "A→Z")
+        self.order.blockSignals(False)
+        self.model.sort(column, order)
+
+    def _context_menu(self, pos: QPoint) -> None:
+        """Set Layer Precision ▸ for the selected layers (the clicked one when it is not
+        selected)."""
+        if self.tab is None:
+            return
+        key = self.model.key_of(self.tree.indexAt(pos))
+        keys = self.selected_keys()
+        if key is not None and key not in keys:
+            keys = [key]
+        if not keys:
+            return
+        menu = QMenu(self.tree)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # one menu per click
+        add_precision_submenu(menu, self.tab.session, self.tab.view.scope_id, keys)
+        menu.popup(self.tree.viewport().mapToGlobal(pos))
 
     def _show_advanced(self, on: bool) -> None:
         if on:

@@ -14,6 +14,7 @@ from designer.core.scope import ScopeId
 from designer.core.summary import type_text
 from designer.core.viewgraph import outer_values
 from designer.ui.params.fields import CommitLineEdit, ErrorLabel
+from designer.ui.params.trt_section import InputTrtSection
 from designer.ui.session import DocumentSession
 
 _KINDS = {"input": "Graph input", "output": "Graph output", "outer": "Outer-scope value"}
@@ -61,6 +62,9 @@ class IOPanel(QWidget):
             value = outer_values(session.doc, scope_id).get(name)
             form.addRow("Defined as", _wrapped(value.describe() if value else "(no longer)"))
         layout.addLayout(form)
+        if kind == "input" and scope_id.is_main:
+            self.trt_section = InputTrtSection(session, name)
+            layout.addWidget(self.trt_section)
         layout.addStretch(1)
 
     def _users(self) -> str:

@@ -29,6 +29,7 @@ from designer.ui.params.node_state import (
     node_schema,
     selection_states,
 )
+from designer.ui.params.trt_section import NodeTrtSection
 from designer.ui.session import DocumentSession
 
 A = onnx.AttributeProto
@@ -104,6 +105,8 @@ class NodePanel(QWidget):
             layout.addWidget(self.default_section)
         if not states:
             layout.addWidget(QLabel("No attributes in common." if len(nodes) > 1 else ""))
+        self.trt_section = NodeTrtSection(self.session, self.scope_id, keys)
+        layout.addWidget(self.trt_section)
         self.types = QLabel()
         self.types.setWordWrap(True)
         self.types_section = Section("Inputs and outputs")

@@ -8,7 +8,6 @@ nodes they name instead of re-reading the whole graph.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,13 +18,14 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistent
 
 from designer.core.document import ChangeKind, Document, DocumentEvent
 from designer.core.scope import MAIN_SCOPE, ScopeId
+from designer.core.trt.settings import PRECISION_KEY as _NODE_PRECISION_KEY
+from designer.core.trt.settings import node_precision
 from designer.core.values import format_value
 
 Index = QModelIndex | QPersistentModelIndex
 KEY_ROLE = int(Qt.ItemDataRole.UserRole) + 1
 COLUMNS = ("Name", "Type", "TRT-Prec")
 GROUPINGS = ("type", "name", "none")
-PRECISION_KEY = "trt_layer_precisions"
 PRECISION_ATTRIBUTE = "TRT-Prec"  # the pseudo-attribute advanced filters use for precisions
 _PREFIX = re.compile(r"^(.*)[/._][^/._]*$")
 _LEAF_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable  # computed once: the
@@ -60,19 +60,13 @@ def name_prefix(name: str) -> str:
 
 
 def layer_precisions(model: onnx.ModelProto) -> dict[str, str]:
-    """Node name → TensorRT precision from the model's ``trt_layer_precisions`` metadata
-    (a JSON object, or ``name:precision`` pairs separated by commas); {} when absent."""
-    text = next((p.value for p in model.metadata_props if p.key == PRECISION_KEY), "")
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    if isinstance(data, dict):
-        return {str(k): str(v) for k, v in data.items()}
-    pairs = (part.rpartition(":") for part in re.split(r"[,;\n]", text))
-    return {n.strip(): p.strip() for n, sep, p in pairs if sep and n.strip()}
+    """Main-graph node name → TensorRT precision stored on the node (node metadata
+    ``onnx_designer.tensorrt.precision``, see :mod:`designer.core.trt.settings`)."""
+    return {n.name: p for n in model.graph.node if (p := node_precision(n)) and n.name}
+
+
+def _precision(node: onnx.NodeProto, main: bool) -> str:
+    return (node_precision(node) or "") if main and node.metadata_props else ""
 
 
 def attribute_text(attr: onnx.AttributeProto) -> str:
@@ -94,6 +88,13 @@ def attribute_text(attr: onnx.AttributeProto) -> str:
         return str(value)
 
 
+_SORT_KEYS = (
+    lambda r: (r.name.lower(), r.name, r.key),
+    lambda r: (r.op_type.lower(), r.name.lower(), r.key),
+    lambda r: (not r.precision, r.precision, r.name.lower(), r.key),
+)
+
+
 class ExplorerModel(QAbstractItemModel):
     """Group rows (internal id 0) hold layer rows (internal id = group row + 1); without
     grouping there is one hidden group and layer rows sit at the top level."""
@@ -105,6 +106,7 @@ class ExplorerModel(QAbstractItemModel):
         self.records: dict[int, LayerRecord] = {}
         self.grouping = "type"
         self.ascending = True
+        self.sort_column = 0  # Name, Type or TRT-Prec (header click)
         self.name_filter = ""
         self.type_filter: frozenset[str] = frozenset()
         self.attribute_filters: tuple[AttributeFilter, ...] = ()
@@ -119,9 +121,14 @@ class ExplorerModel(QAbstractItemModel):
         self.records = {}
         self._attribute_names = None
         if doc is not None:
-            precisions = layer_precisions(doc.model)
-            self.records = {
-                key: LayerRecord(key, node.name, node.op_type, precisions.get(node.name, ""))
+            main = scope_id.is_main
+            self.records = {  # the precision check costs ~5 % of this O(n) pass
+                key: LayerRecord(
+                    key,
+                    node.name,
+                    node.op_type,
+                    (node_precision(node) or "") if main and node.metadata_props else "",
+                )
                 for key, node in doc.scope(scope_id).nodes()
             }
         self.regroup()
@@ -145,7 +152,7 @@ class ExplorerModel(QAbstractItemModel):
         except KeyError:
             self.load(None)
             return
-        precisions = layer_precisions(self.doc.model)
+        main = self.scope_id.is_main
         unchanged = []
         for key in keys:
             old = self.records.get(key)
@@ -155,8 +162,9 @@ class ExplorerModel(QAbstractItemModel):
             node = scope.node(key)
             if self._attribute_names is not None:
                 self._attribute_names.update(a.name for a in node.attribute)
-            new = LayerRecord(key, node.name, node.op_type, precisions.get(node.name, ""))
-            if old is not None and (old.name, old.op_type) == (new.name, new.op_type):
+            new = LayerRecord(key, node.name, node.op_type, _precision(node, main))
+            same = old is not None and (old.name, old.op_type) == (new.name, new.op_type)
+            if same and (self.sort_column != 2 or (old and old.precision) == new.precision):
                 unchanged.append(key)
             self.records[key] = new
         if len(unchanged) == len(keys) and not self.attribute_filters:
@@ -177,6 +185,15 @@ class ExplorerModel(QAbstractItemModel):
 
     def set_ascending(self, ascending: bool) -> None:
         self.ascending = ascending
+        self.regroup()
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort the layers (within their groups) by Name, Type or TRT-Prec (ascending:
+        constrained layers first, by precision)."""
+        if not 0 <= column < len(COLUMNS):
+            return
+        self.sort_column = column
+        self.ascending = order == Qt.SortOrder.AscendingOrder
         self.regroup()
 
     def set_name_filter(self, text: str) -> None:
@@ -237,7 +254,7 @@ class ExplorerModel(QAbstractItemModel):
         """Filter, sort and group the records again (O(n log n)); resets the views."""
         self.beginResetModel()
         shown = [r for r in self.records.values() if self._passes(r)]
-        shown.sort(key=lambda r: (r.name.lower(), r.name, r.key), reverse=not self.ascending)
+        shown.sort(key=_SORT_KEYS[self.sort_column], reverse=not self.ascending)
         groups: dict[str, list[LayerRecord]] = {}
         if self.grouping == "none":
             groups[""] = shown
@@ -344,7 +361,10 @@ class ExplorerModel(QAbstractItemModel):
             return COLUMNS[section]
         tooltip = role == Qt.ItemDataRole.ToolTipRole
         if orientation == Qt.Orientation.Horizontal and tooltip and section == 2:
-            return "TensorRT layer precision constraint (metadata 'trt_layer_precisions')"
+            return (
+                "TensorRT layer precision constraint (node metadata "
+                f"'{_NODE_PRECISION_KEY}'); right-click layers > Set Layer Precision"
+            )
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:

@@ -1,0 +1,379 @@
+"""TensorRT settings stored in the model: optimization profiles (X-1) and layer precisions (X-2).
+
+Where they live (so the model stays a valid ONNX file every other tool still opens):
+
+* **Optimization profiles** are one entry of the model's ``metadata_props``, key
+  :data:`PROFILES_KEY` (``onnx_designer.tensorrt``), whose value is JSON::
+
+      {"version": 1,
+       "profiles": [{"input_ids": {"min": [1, 1], "opt": [4, 128], "max": [8, 512]}, ...}, ...]}
+
+  One object per profile, in order (profile 0 first); each maps a top-level graph input to
+  its full min/opt/max shapes (static dims included).
+* **Layer precisions** are ``metadata_props`` of the node itself (ONNX IR 10 node
+  metadata; older IR versions keep the field as protobuf keeps any field): key
+  :data:`PRECISION_KEY` holds one of :data:`PRECISIONS`, key :data:`OUTPUT_TYPES_KEY` holds
+  comma-separated per-output types (``fp16,fp32``). A node's settings therefore move with the
+  node: renaming it, deleting it, undoing either, copy/paste and whole-model transforms keep
+  them right without bookkeeping. Only main-graph nodes count (TensorRT layer names are the
+  main graph's node names).
+
+Reading is tolerant: :func:`read_settings_lenient` returns what is readable plus one line per
+problem; :func:`read_settings` raises :class:`TrtSettingsError` with that line instead.
+Everything here is pure Python over ``onnx`` protos (no TensorRT needed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import onnx
+
+from designer.core.errors import DesignerError
+
+PROFILES_KEY = "onnx_designer.tensorrt"
+PRECISION_KEY = "onnx_designer.tensorrt.precision"
+OUTPUT_TYPES_KEY = "onnx_designer.tensorrt.output_types"
+FORMAT_VERSION = 1
+
+#: Layer precisions TensorRT knows (trtexec ``--layerPrecisions`` spelling); None = no constraint.
+PRECISIONS: tuple[str, ...] = (
+    "fp32",
+    "fp16",
+    "bf16",
+    "fp8",
+    "int64",
+    "int32",
+    "int8",
+    "int4",
+    "uint8",
+    "bool",
+)
+NO_CONSTRAINT = "No Constraint"
+
+
+class TrtSettingsError(DesignerError):
+    """TensorRT settings in a model (or given for one) are invalid; the message says how."""
+
+
+Dims = tuple[int, ...]
+InputDims = list[int | str]  # a graph input's declared dims: ints, dim names, or "?"
+
+
+@dataclass(frozen=True)
+class InputShapes:
+    """min/opt/max shapes of one input in one profile (each the full shape)."""
+
+    min: Dims
+    opt: Dims
+    max: Dims
+
+    def to_json(self) -> dict[str, list[int]]:
+        return {"min": list(self.min), "opt": list(self.opt), "max": list(self.max)}
+
+
+@dataclass(frozen=True)
+class OptimizationProfile:
+    """Shapes per input name for one TensorRT optimization profile."""
+
+    shapes: Mapping[str, InputShapes] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, dict[str, list[int]]]:
+        return {name: s.to_json() for name, s in self.shapes.items()}
+
+
+@dataclass(frozen=True)
+class TrtSettings:
+    """Everything TensorRT-specific stored in one model.
+
+    ``precisions``: main-graph node name → precision; ``output_types``: node name → one type
+    per output. Empty settings mean "nothing stored".
+    """
+
+    profiles: tuple[OptimizationProfile, ...] = ()
+    precisions: Mapping[str, str] = field(default_factory=dict)
+    output_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.profiles or self.precisions or self.output_types)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": FORMAT_VERSION,
+            "profiles": [p.to_json() for p in self.profiles],
+            "precisions": dict(self.precisions),
+            "output_types": {k: list(v) for k, v in self.output_types.items()},
+        }
+
+
+# --- profiles: JSON <-> records ---------------------------------------------------------------
+def profiles_value(profiles: Sequence[OptimizationProfile]) -> str:
+    """The metadata value that stores ``profiles`` (compact, deterministic JSON)."""
+    payload = {"version": FORMAT_VERSION, "profiles": [p.to_json() for p in profiles]}
+    return json.dumps(payload, separators=(",", ":"))
+
+
+def _dims(value: object, where: str) -> Dims:
+    if not isinstance(value, list) or not all(
+        isinstance(d, int) and not isinstance(d, bool) for d in value
+    ):
+        raise TrtSettingsError(f"{where} must be a list of integers, not {json.dumps(value)}")
+    return tuple(value)
+
+
+def parse_profiles(text: str) -> tuple[OptimizationProfile, ...]:
+    """Profiles from the JSON value of :data:`PROFILES_KEY`; TrtSettingsError if malformed."""
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TrtSettingsError(f"metadata '{PROFILES_KEY}' is not JSON ({exc.msg})") from None
+    if not isinstance(payload, dict):
+        raise TrtSettingsError(f"metadata '{PROFILES_KEY}' must be a JSON object")
+    version = payload.get("version")
+    if version != FORMAT_VERSION:
+        raise TrtSettingsError(
+            f"metadata '{PROFILES_KEY}' has version {version!r}; this designer reads version "
+            f"{FORMAT_VERSION}"
+        )
+    raw = payload.get("profiles", [])
+    if not isinstance(raw, list):
+        raise TrtSettingsError(f"metadata '{PROFILES_KEY}': 'profiles' must be a list")
+    profiles = []
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, dict):
+            raise TrtSettingsError(f"profile {i} must be an object of input name → shapes")
+        shapes: dict[str, InputShapes] = {}
+        for name, value in entry.items():
+            where = f"profile {i}, input '{name}'"
+            if not isinstance(value, dict) or set(value) != {"min", "opt", "max"}:
+                raise TrtSettingsError(f"{where} needs exactly 'min', 'opt' and 'max'")
+            shapes[name] = InputShapes(
+                _dims(value["min"], f"{where} min"),
+                _dims(value["opt"], f"{where} opt"),
+                _dims(value["max"], f"{where} max"),
+            )
+        profiles.append(OptimizationProfile(shapes))
+    return tuple(profiles)
+
+
+# --- reading a model --------------------------------------------------------------------------
+def metadata_value(props: Iterable[onnx.StringStringEntryProto], key: str) -> str | None:
+    for prop in props:
+        if prop.key == key:
+            return prop.value
+    return None
+
+
+def parse_output_types(text: str) -> tuple[str, ...]:
+    """``fp16,fp32`` → ("fp16", "fp32"); TrtSettingsError for an unknown type."""
+    types = tuple(t.strip().lower() for t in text.split(","))
+    for t in types:
+        if t not in PRECISIONS:
+            raise TrtSettingsError(f"unknown output type '{t}'; use one of {', '.join(PRECISIONS)}")
+    return types
+
+
+def node_precision(node: onnx.NodeProto) -> str | None:
+    """The precision constraint stored on ``node`` (None: none, or not a known precision)."""
+    if not node.metadata_props:
+        return None
+    value = metadata_value(node.metadata_props, PRECISION_KEY)
+    return value if value in PRECISIONS else None
+
+
+def node_output_types(node: onnx.NodeProto) -> tuple[str, ...]:
+    """Per-output types stored on ``node`` (empty when none or unreadable)."""
+    if not node.metadata_props:
+        return ()
+    value = metadata_value(node.metadata_props, OUTPUT_TYPES_KEY)
+    if value is None:
+        return ()
+    try:
+        return parse_output_types(value)
+    except TrtSettingsError:
+        return ()
+
+
+def read_settings_lenient(model: onnx.ModelProto) -> tuple[TrtSettings, list[str]]:
+    """The settings stored in ``model`` and one line per problem found (never raises).
+
+    Unreadable profiles are left out as a whole; an unknown precision or output type leaves
+    that node's entry out. O(main-graph nodes).
+    """
+    problems: list[str] = []
+    profiles: tuple[OptimizationProfile, ...] = ()
+    text = metadata_value(model.metadata_props, PROFILES_KEY)
+    if text is not None:
+        try:
+            profiles = parse_profiles(text)
+        except TrtSettingsError as exc:
+            problems.append(str(exc))
+    precisions: dict[str, str] = {}
+    output_types: dict[str, tuple[str, ...]] = {}
+    for node in model.graph.node:
+        if not node.metadata_props:
+            continue
+        label = node.name or f"(unnamed {node.op_type})"
+        for prop in node.metadata_props:
+            if prop.key == PRECISION_KEY:
+                if prop.value not in PRECISIONS:
+                    problems.append(
+                        f"node '{label}': unknown TensorRT precision '{prop.value}' (ignored)"
+                    )
+                elif not node.name:
+                    problems.append(f"node '{label}': a precision needs a named node (ignored)")
+                else:
+                    precisions[node.name] = prop.value
+            elif prop.key == OUTPUT_TYPES_KEY:
+                try:
+                    types = parse_output_types(prop.value)
+                except TrtSettingsError as exc:
+                    problems.append(f"node '{label}': {exc} (ignored)")
+                    continue
+                if node.name:
+                    output_types[node.name] = types
+    return TrtSettings(profiles, precisions, output_types), problems
+
+
+def read_settings(model: onnx.ModelProto) -> TrtSettings:
+    """The settings stored in ``model``; TrtSettingsError (first problem) when any is corrupt."""
+    settings, problems = read_settings_lenient(model)
+    if problems:
+        extra = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise TrtSettingsError(problems[0] + extra)
+    return settings
+
+
+def read_profiles(model: onnx.ModelProto) -> tuple[OptimizationProfile, ...]:
+    """Only the profiles (cheap: no node walk); TrtSettingsError when corrupt."""
+    text = metadata_value(model.metadata_props, PROFILES_KEY)
+    return () if text is None else parse_profiles(text)
+
+
+def has_settings(model: onnx.ModelProto) -> bool:
+    """True when the model stores any TensorRT setting (profiles key or a node constraint)."""
+    if metadata_value(model.metadata_props, PROFILES_KEY) is not None:
+        return True
+    keys = (PRECISION_KEY, OUTPUT_TYPES_KEY)
+    return any(
+        p.key in keys for n in model.graph.node if n.metadata_props for p in n.metadata_props
+    )
+
+
+def settings_json(settings: TrtSettings) -> str:
+    """Human-readable JSON of ``settings`` (what ``trt show --json`` prints)."""
+    return json.dumps(settings.to_json(), indent=2)
+
+
+# --- inputs and validation --------------------------------------------------------------------
+def _declared_dims(vi: onnx.ValueInfoProto) -> InputDims | None:
+    if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+        return None
+    dims: InputDims = []
+    for d in vi.type.tensor_type.shape.dim:
+        if d.HasField("dim_value") and d.dim_value > 0:
+            dims.append(d.dim_value)
+        else:
+            dims.append(d.dim_param or "?")
+    return dims
+
+
+def runtime_inputs(model: onnx.ModelProto) -> dict[str, InputDims | None]:
+    """Top-level inputs that are not initializers → declared dims (None: shape unknown)."""
+    initializers = {t.name for t in model.graph.initializer}
+    return {vi.name: _declared_dims(vi) for vi in model.graph.input if vi.name not in initializers}
+
+
+def is_dynamic(dims: InputDims | None) -> bool:
+    return dims is None or any(isinstance(d, str) for d in dims)
+
+
+def dynamic_inputs(model: onnx.ModelProto) -> dict[str, InputDims]:
+    """Top-level runtime inputs with a free dimension (or no shape) → their dims."""
+    return {
+        name: dims if dims is not None else []
+        for name, dims in runtime_inputs(model).items()
+        if is_dynamic(dims)
+    }
+
+
+def inputs_without_profile(
+    model: onnx.ModelProto, profiles: Sequence[OptimizationProfile] | TrtSettings
+) -> list[str]:
+    """Dynamic inputs that some profile lacks (all of them when there is no profile).
+
+    TensorRT needs every dynamic input in every profile; an engine build stops with these.
+    """
+    if isinstance(profiles, TrtSettings):
+        profiles = profiles.profiles
+    dynamic = dynamic_inputs(model)
+    if not profiles:
+        return list(dynamic)
+    return [name for name in dynamic if any(name not in p.shapes for p in profiles)]
+
+
+def validate_shapes(model: onnx.ModelProto, name: str, shapes: InputShapes) -> str | None:
+    """Why ``shapes`` cannot be a profile entry for input ``name`` (None when it can).
+
+    Checks: a top-level runtime input of that name; the same rank for min/opt/max and the
+    input; static dims equal to the declared ones; every free dim ≥ 1;
+    min ≤ opt ≤ max per dim.
+    """
+    inputs = runtime_inputs(model)
+    if name not in inputs:
+        return f"'{name}' is not a top-level input of the model"
+    declared = inputs[name]
+    ranks = {len(shapes.min), len(shapes.opt), len(shapes.max)}
+    if len(ranks) != 1:
+        return f"'{name}': min, opt and max must have the same rank"
+    rank = ranks.pop()
+    if declared is not None and rank != len(declared):
+        return f"'{name}' has rank {len(declared)}; the profile gives {rank} dims"
+    for i in range(rank):
+        lo, mid, hi = shapes.min[i], shapes.opt[i], shapes.max[i]
+        want = declared[i] if declared is not None else "?"
+        if isinstance(want, int):
+            if (lo, mid, hi) != (want, want, want):
+                return f"'{name}' dim {i} is fixed at {want}; min/opt/max must all be {want}"
+            continue
+        if min(lo, mid, hi) < 1:
+            return f"'{name}' dim {i} ({want}): sizes must be ≥ 1"
+        if not lo <= mid <= hi:
+            return f"'{name}' dim {i} ({want}): need min ≤ opt ≤ max, got {lo}/{mid}/{hi}"
+    return None
+
+
+def validate_profiles(
+    model: onnx.ModelProto, profiles: Sequence[OptimizationProfile]
+) -> str | None:
+    """The first problem of ``profiles`` for ``model`` (None when all entries are valid)."""
+    for i, profile in enumerate(profiles):
+        if not profile.shapes:
+            return f"profile {i} has no inputs"
+        for name, shapes in profile.shapes.items():
+            problem = validate_shapes(model, name, shapes)
+            if problem is not None:
+                return f"profile {i}: {problem}"
+    return None
+
+
+def format_dims(dims: Sequence[int]) -> str:
+    """(1, 3, 224, 224) → ``1x3x224x224`` (the CLI and trtexec spelling)."""
+    return "x".join(str(d) for d in dims)
+
+
+def parse_dims(text: str) -> Dims:
+    """``1x3x224x224`` → (1, 3, 224, 224); TrtSettingsError for anything else."""
+    parts = text.strip().lower().split("x")
+    if not text.strip() or not all(p.strip().isdigit() for p in parts):
+        raise TrtSettingsError(f"'{text}' is not a shape; write dims like 1x3x224x224")
+    return tuple(int(p) for p in parts)
+
+
+def free_dims_as_one(dims: InputDims) -> Dims:
+    """A shape with every free dim set to 1 (the "use 1 for free dims" build choice)."""
+    return tuple(d if isinstance(d, int) else 1 for d in dims)
