@@ -19,6 +19,7 @@ from designer.core.gcpause import gc_paused
 from designer.core.names import sanitize_identifier
 from designer.core.schema import OpSchemaInfo, SchemaRegistry, default_registry, normalize_domain
 from designer.core.scope import Scope, ScopeId, graph_attributes
+from designer.core.transforms.graphs import free_names
 from designer.core.trt.settings import node_precision
 
 
@@ -63,13 +64,22 @@ class ViewNode:
     precision: str = ""  # TensorRT layer precision constraint (main graph only), "" if none
 
 
+#: ``ViewEdge.target_index`` of a value the target's subgraphs read (no input terminal).
+IMPLICIT = -1
+
+
 @dataclass(frozen=True, slots=True)
 class ViewEdge:
     source: int  # view node key
     source_index: int  # output terminal
     target: int
-    target_index: int  # input terminal
+    target_index: int  # input terminal, or IMPLICIT: read inside the target's subgraphs
     tensor: str
+
+    @property
+    def implicit(self) -> bool:
+        """The target does not take the value as an input; a subgraph of it reads it."""
+        return self.target_index == IMPLICIT
 
 
 @dataclass
@@ -325,6 +335,8 @@ def _build(
         view.inputs = _make_terminals(inputs, template)
         for terminal in view.inputs:
             _link(terminal, view.key, producers, initializers, constants, outer, edges)
+        if view.subgraphs:
+            _link_implicit(scope.node(view.key), view.key, producers, edges)
     for name in scope.output_names():
         key = doc.io_key(scope_id, "output", name)
         terminal = Terminal(0, name, name, TerminalState.UNCONNECTED)
@@ -374,6 +386,24 @@ def _link(
         terminal.state = TerminalState.OUTER
     else:
         terminal.state = TerminalState.UNCONNECTED  # a dangling reference: nothing feeds it
+
+
+def _link_implicit(
+    node: onnx.NodeProto,
+    key: int,
+    producers: dict[str, tuple[int, int, str]],
+    edges: list[ViewEdge],
+) -> None:
+    """Links to ``node`` from the values its subgraphs read from this scope (a graph input
+    used only inside an If branch is then drawn as used, not as dangling)."""
+    read: set[str] = set()
+    for _attr, _index, graph in graph_attributes(node):
+        read |= free_names(graph)
+    read -= set(node.input)
+    for name in sorted(read):
+        producer = producers.get(name)
+        if producer is not None:
+            edges.append(ViewEdge(producer[0], producer[1], key, IMPLICIT, producer[2]))
 
 
 def _mark_linked_outputs(nodes: list[ViewNode], edges: list[ViewEdge]) -> None:

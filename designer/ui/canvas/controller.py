@@ -105,11 +105,13 @@ def delete_edit(
     ios = [graph.node(k) for k in keys if graph.node(k).kind != NodeKind.OP]
     removed = set(keys)
     disconnect: dict[tuple[int, int], None] = {}
+    # A value read inside a subgraph (an implicit link) is no input to disconnect: the read
+    # stays in the subgraph, which the type checker then flags if the value is gone.
     for edge in graph.edges:
-        if edge.source in removed and edge.target not in removed:
+        if edge.source in removed and edge.target not in removed and not edge.implicit:
             disconnect[(edge.target, edge.target_index)] = None
     for edge in edges:
-        if edge.target not in removed:
+        if edge.target not in removed and not edge.implicit:
             disconnect[(edge.target, edge.target_index)] = None
     edits: list[Edit] = []
     for target, slot in sorted(disconnect, key=lambda ts: (ts[0], -ts[1])):

@@ -187,6 +187,9 @@ class InteractionMixin:
         for item in self.items(pos):
             if isinstance(item, EdgeItem):
                 name = item.edge.tensor
+                if item.edge.implicit:
+                    reader = self.canvas.node_items[item.edge.target].view.name
+                    return f"{name}{self._type_suffix(name)}, read inside {reader}'s subgraph"
                 return f"{name}{self._type_suffix(name)}"
             if isinstance(item, NodeItem):
                 view = item.view

@@ -132,7 +132,10 @@ class NodeItem(QGraphicsItem):
         return self._bounds
 
     def input_pos(self, slot: int) -> QPointF:
-        """Scene point where a link enters input ``slot`` (top of its triangle)."""
+        """Scene point where a link enters input ``slot`` (top of its triangle); a value read
+        inside the node's subgraphs (``slot`` < 0) enters at the top right corner."""
+        if slot < 0:
+            return self.pos() + QPointF(self.width - st.IMPLICIT_INSET, 0.0)
         x = st.terminal_x(self.width, slot, len(self.view.inputs))
         tri = _TRI[self.view.inputs[slot].optional] if slot < len(self.view.inputs) else 0.0
         return self.pos() + QPointF(x, -tri)
@@ -144,6 +147,8 @@ class NodeItem(QGraphicsItem):
 
     def input_xy(self, slot: int) -> tuple[float, float]:
         """:meth:`input_pos` as plain numbers (bulk path building)."""
+        if slot < 0:
+            return self.x() + self.width - st.IMPLICIT_INSET, self.y()
         inputs = self.view.inputs
         tri = _TRI[inputs[slot].optional] if slot < len(inputs) else 0.0
         return self.x() + self.width * (slot + 1) / (len(inputs) + 1), self.y() - tri
@@ -419,6 +424,8 @@ class EdgeItem(QGraphicsItem):
             pen = QPen(st.EDGE_HOVER, 2.0)
         else:
             pen = QPen(st.EDGE, 1.2)
+        if self.edge.implicit:  # read inside the target's subgraphs, not an input
+            pen.setStyle(Qt.PenStyle.DashLine)
         pen.setCosmetic(True)
         painter.setPen(pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)

@@ -95,7 +95,7 @@ def _segments(canvas: CanvasScene, items: list[NodeItem], boxes: np.ndarray) -> 
             continue
         inputs = items[t].view.inputs
         slot = edge.target_index
-        tri = _TRI[inputs[slot].optional] if slot < len(inputs) else 0.0
+        tri = _TRI[inputs[slot].optional] if 0 <= slot < len(inputs) else 0.0
         bends = routes.get((edge.source, edge.target))
         if bends:
             routed.append((s, edge.source_index, t, slot, tri, bends))

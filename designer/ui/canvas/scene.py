@@ -232,6 +232,8 @@ class CanvasScene(QGraphicsScene):
         """Graph-input proxies and stubs above the inputs they feed: (slot, tensor, stub)."""
         tags: dict[int, list[tuple[int, str, bool]]] = {key: [] for key in clear}
         for edge in edges:
+            if edge.implicit:  # read inside a subgraph: no input slot to put a tag over
+                continue
             name = self.proxied.get(edge.source)
             if name is not None:
                 tags.setdefault(edge.target, []).append((edge.target_index, name, False))

@@ -30,6 +30,7 @@ NODE_GAP = 36.0
 PROXY_W = 96.0  # a graph input drawn once per consumer
 PROXY_H = 18.0
 PROXY_GAP = 16.0
+IMPLICIT_INSET = 14.0  # a value read inside a node's subgraphs enters this far from its right
 
 # Level-of-detail thresholds (scale of one scene unit in device pixels).
 LOD_TEXT = 0.45  # below: no text (graph-input proxies, badges)
