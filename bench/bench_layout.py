@@ -1,4 +1,5 @@
-"""Benchmark of designer.core.layout.layered_layout against a naive networkx layout.
+"""Benchmark of designer.core.layout.layered_layout against a naive networkx layout, OGDF's
+Sugiyama (``ogdf-py``, default 15 runs and one run) and graphviz dot, in one process.
 
 Run: ``.venv/bin/python bench/bench_layout.py``. Not a test; takes about a minute.
 
@@ -289,6 +290,62 @@ def bench_dot(name: str, graph: Graph) -> None:
     )
 
 
+def ogdf_layout(graph: Graph, runs: int) -> tuple[float, int, float] | None:
+    """OGDF's SugiyamaLayout (``ogdf-py``) on the same graph with our box sizes: seconds,
+    its own crossing count and its drawing's width in operator widths; None without OGDF.
+    ``runs``: 15 is OGDF's default, 1 its fastest."""
+    try:
+        import ogdf
+    except ImportError:
+        return None
+    nodes, edges = graph
+    g = ogdf.Graph()
+    handle = {n.id: g.new_node() for n in nodes}
+    for e in edges:
+        g.new_edge(handle[e.source], handle[e.target])
+    attributes = ogdf.GraphAttributes(g, ogdf.NODE_GRAPHICS | ogdf.EDGE_GRAPHICS)
+    for n in nodes:
+        attributes.set_width(handle[n.id], n.width)
+        attributes.set_height(handle[n.id], n.height)
+    layout = ogdf.SugiyamaLayout()
+    layout.set_runs(runs)
+    secs, _ = _timed(lambda: layout.call(attributes))
+    return secs, layout.number_of_crossings(), attributes.bounding_box_width() / OP_W
+
+
+def bench_ogdf(name: str, graph: Graph, runs: tuple[int, ...] = (15, 1)) -> None:
+    """Crossings and width of our layout beside OGDF's Sugiyama (default 15 runs, and one
+    run) on the same graph, in one process. Our crossings: counted exactly between
+    consecutive levels of our drawing (proxied inputs drawn as their copies)."""
+    nodes, edges = graph
+    size = {n.id: n.width for n in nodes}
+    secs, result = _timed(lambda: layered_layout(nodes, edges, LayoutOptions()))
+    from designer.core.layout import LayoutResult
+
+    assert isinstance(result, LayoutResult)
+    ours = _polylines_ours(nodes, edges, result)
+    boxes = [(x, y, size[i]) for i, (x, y) in result.positions.items()]
+    boxes += [(x, y, size[s]) for s, c in result.proxies.items() for _, (x, y) in c]
+    o_cross, o_width = crossings(_segments(ours), bands=10**6), _width(ours, boxes)
+    line = (
+        f"{name:<24} {len(nodes):>7} nodes | ours {secs:6.2f} s crossings {o_cross:8.0f} "
+        f"width {o_width:6.1f}"
+    )
+    for count in runs:
+        found = ogdf_layout(graph, count)
+        if found is None:
+            print(f"{name:<24} OGDF: not installed (pip install ogdf-py, or make bench)")
+            return
+        o_secs, g_cross, g_width = found
+        ratio = o_cross / g_cross if g_cross else float("nan")
+        line += (
+            f" | OGDF runs={count} {o_secs:6.2f} s crossings {g_cross:8d} width {g_width:6.1f}"
+            f" (ratio crossings {ratio:5.2f} width {o_width / g_width:5.2f}"
+            f" time {secs / o_secs:5.2f})"
+        )
+    print(line, flush=True)
+
+
 def memory(graph: Graph) -> float:
     """Peak Python allocation (MiB) of one layout, via tracemalloc."""
     tracemalloc.start()
@@ -305,6 +362,10 @@ def main() -> None:
     bench("residual chain 100k", residual_chain(100_000))
     bench("transformer 10k", transformer(10_000))
     bench("transformer 100k", transformer(100_000))
+    bench_ogdf("OGDF: residual chain 2k", residual_chain(2_000))
+    bench_ogdf("OGDF: transformer 2k", transformer(2_000))
+    bench_ogdf("OGDF: residual chain 10k", residual_chain(10_000), runs=(1,))
+    bench_ogdf("OGDF: transformer 10k", transformer(10_000), runs=(1,))
     bench_dot("dot: residual chain 2k", residual_chain(2_000))
     bench_dot("dot: transformer 600", transformer(600))  # the shared mask makes dot slow
     m10, m100 = memory(residual_chain(10_000)), memory(residual_chain(100_000))
