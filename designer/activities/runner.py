@@ -39,9 +39,11 @@ __all__ = [
     "ActivityResult",
     "OrtProfileOptions",
     "default_profile_path",
+    "model_files",
     "ort_deployment",
     "prepare_inputs",
     "run_ort_profile",
+    "upload_changed",
 ]
 
 CPU = "CPUExecutionProvider"
@@ -100,6 +102,7 @@ class ActivityResult:
     details: dict[str, Any] = field(default_factory=dict)  # the runner's result.json
     copied: list[str] = field(default_factory=list)  # remote paths uploaded this time
     seconds: float = 0.0
+    outputs: dict[str, Path] = field(default_factory=dict)  # role → host file (engine, log…)
 
 
 def ort_deployment(target: Target, deploy_dir: str, **kwargs: Any) -> Deployment:
@@ -271,6 +274,30 @@ def _run_local(
     _finish(run, out_dir, options, result)
 
 
+def upload_changed(
+    target: Target,
+    uploads: list[tuple[Path, str]],
+    emit: LineCallback,
+    cancel: CancelToken | None = None,
+) -> list[str]:
+    """Copy each (local, remote) pair whose remote SHA-256 differs (one hash round trip);
+    returns the remote paths copied. Shared by every activity (ORT, TensorRT)."""
+    copied: list[str] = []
+    remote_hashes = target.hashes([r for _, r in uploads])
+    for local, remote in uploads:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        if remote_hashes.get(remote) != sha256_file(local):
+            target.mkdir(remote.rsplit("/", 1)[0])
+            emit(f"copying {local.name}")
+            target.put(local, remote)
+            copied.append(remote)
+    return copied
+
+
+model_files = _model_files  # the model and its external data files (public for activities)
+
+
 def _job_key(target: Target, model: Path) -> str:
     text = f"{target.name}\0{model.resolve()}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -305,15 +332,7 @@ def _run_remote(
             uploads.append((path, f"{job}/inputs/{path.name}"))
         inputs_arg = ["--inputs", f"{job}/inputs/inputs.json"]
     status("copying inputs")
-    remote_hashes = target.hashes([r for _, r in uploads])
-    for local, remote in uploads:
-        if cancel is not None:
-            cancel.raise_if_cancelled()
-        if remote_hashes.get(remote) != sha256_file(local):
-            target.mkdir(remote.rsplit("/", 1)[0])
-            emit(f"copying {local.name}")
-            target.put(local, remote)
-            result.copied.append(remote)
+    result.copied.extend(upload_changed(target, uploads, emit, cancel))
     out = f"{job}/out"
     target.remove(out)
     target.mkdir(out)

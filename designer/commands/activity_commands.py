@@ -293,7 +293,7 @@ def _positive_seconds(text: str) -> float:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     profile = sub.add_parser(
         "profile",
-        help="profile a model (ONNX Runtime)",
+        help="profile a model (ONNX Runtime, TensorRT)",
         description="Profile a model on this machine or an SSH target.",
     )
     kinds = profile.add_subparsers(dest="profiler", metavar="PROFILER", required=True)
@@ -343,6 +343,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     ort.add_argument("-v", "--verbose", action="store_true", help="stream the log to stderr")
     ort.set_defaults(handler=_profile_ort)
+    from designer.commands.trt_profile_cli import add_profile_trt
+
+    add_profile_trt(kinds)
 
     conn = sub.add_parser(
         "connection",

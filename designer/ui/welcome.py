@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -21,6 +22,7 @@ class WelcomePage(QWidget):
     newRequested = Signal()
     openDialogRequested = Signal()
     startActivityRequested = Signal()  # D-7: profile a model without opening it
+    activityRequested = Signal(str)  # "trt-build" | "trt-profile" (TensorRT activities)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -34,8 +36,17 @@ class WelcomePage(QWidget):
         open_ = QPushButton("Open Model…")
         open_.clicked.connect(self.openDialogRequested)
         activity = QPushButton("Start Activity…")
-        activity.setToolTip("Profile a model on this machine or a remote target")
-        activity.clicked.connect(self.startActivityRequested)
+        activity.setToolTip("Profile a model or build a TensorRT engine, here or on a target")
+        choices = QMenu(activity)
+        choices.addAction("Profile with ONNX Runtime…", self.startActivityRequested.emit)
+        choices.addAction(
+            "Export TensorRT Engine…", lambda: self.activityRequested.emit("trt-build")
+        )
+        choices.addAction(
+            "Profile with TensorRT…", lambda: self.activityRequested.emit("trt-profile")
+        )
+        activity.setMenu(choices)
+        self.activity_menu = choices
         buttons.addWidget(new)
         buttons.addWidget(open_)
         buttons.addWidget(activity)

@@ -5,7 +5,7 @@ and the report opened as a tab. Every network or process call runs off the GUI t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -49,12 +49,19 @@ LOCAL = "Local (this machine)"
 
 
 class ActivityDialog(QDialog):
-    """Profile a model with ONNX Runtime on this machine or an SSH target."""
+    """Profile a model with ONNX Runtime on this machine or an SSH target.
+
+    The target row, dependency panel, log, status and Run/Cancel are generic: other
+    activities (TensorRT) subclass it and override :meth:`make_form`, :meth:`reset_for_target`,
+    :meth:`check_work`, :meth:`run_work`, ``_checked``, ``_finished`` and :meth:`open_report`."""
+
+    TITLE = "Profile with ONNX Runtime"
+    SIZE = (760, 860)
 
     def __init__(self, window: MainWindow | None, model: Path | None = None) -> None:
         super().__init__(window)
         self.window_ = window
-        self.setWindowTitle("Profile with ONNX Runtime")
+        self.setWindowTitle(self.TITLE)
         self.decider = GuiHostKeyDecider(self)
         self.signals = ActivitySignals(self)
         self.signals.line.connect(self.append_log)
@@ -71,7 +78,7 @@ class ActivityDialog(QDialog):
         top.addWidget(QLabel("<b>Target:</b>"))
         top.addWidget(self.target, 1)
         top.addWidget(manage)
-        self.form = ProfileForm(self)
+        self.form = self.make_form()
         self.deps = DependencyPanel()
         self.check_button = QPushButton("Check")
         self.check_button.setToolTip("Connect and check what profiling needs on the target")
@@ -115,10 +122,13 @@ class ActivityDialog(QDialog):
         layout.addWidget(self.log, 1)
         layout.addWidget(self.status)
         layout.addLayout(buttons)
-        self.resize(760, 860)
+        self.resize(*self.SIZE)
         self.reload_targets()
         if model is not None:
             self.form.set_model(model)
+
+    def make_form(self) -> ProfileForm:
+        return ProfileForm(self)
 
     # --- target -------------------------------------------------------------------------------
     def reload_targets(self, select: str | None = None) -> None:
@@ -159,11 +169,15 @@ class ActivityDialog(QDialog):
     def _target_changed(self) -> None:
         self.deps.clear()
         self._update_deploy_button()
-        self.form.set_providers([CPU])
+        self.reset_for_target()
         if self.connection() is None:
             self.check(deploy=False)
         else:
             self.deps.set_idle("Press Check to connect and check the dependencies.")
+
+    def reset_for_target(self) -> None:
+        """The target changed: forget what the form knew of the old one."""
+        self.form.set_providers([CPU])
 
     def ask_password(self, conn: Connection) -> str | None:
         """The password of ``conn`` for this session (tests replace this)."""
@@ -194,9 +208,8 @@ class ActivityDialog(QDialog):
         if not ok:
             return None
         token = CancelToken()
-        decide, signals = self.decider, self.signals
         job = start_job_with(
-            lambda _r, _c: check_dependencies(conn, password, decide, signals, deploy, token),
+            lambda _r, _c: self.check_work(conn, password, deploy, token),
             self,
             finished=lambda found: self._checked(*found),
             failed=self._check_failed,
@@ -205,6 +218,12 @@ class ActivityDialog(QDialog):
         self._started(job, token)
         self.deps.set_busy("Deploying…" if deploy else "Checking…")
         return job
+
+    def check_work(
+        self, conn: Connection | None, password: str | None, deploy: bool, token: CancelToken
+    ) -> tuple[list[DependencyStatus], list[str] | None]:
+        """Worker thread: check (or deploy) the dependencies; the result goes to _checked."""
+        return check_dependencies(conn, password, self.decider, self.signals, deploy, token)
 
     def deps_status(self, done: int, total: int, status: DependencyStatus) -> None:
         self.deps.set_status(done, total, status)
@@ -241,13 +260,12 @@ class ActivityDialog(QDialog):
         if not ok:
             return None
         token = CancelToken()
-        decide, signals = self.decider, self.signals
         self.log.clear()
         self.outcome = None
         self.report_button.setEnabled(False)
-        self.append_log(f"profiling {options.model} on {conn.name if conn else 'this machine'}")
+        self.append_log(self.describe_run(options, conn.name if conn else "this machine"))
         job = start_job_with(
-            lambda _r, _c: run_profile(conn, password, decide, options, signals, token),
+            lambda _r, _c: self.run_work(conn, password, options, token),
             self,
             finished=self._finished,
             failed=lambda text: self._finished(Outcome(ActivityResult("failed", None, [], text))),
@@ -255,6 +273,16 @@ class ActivityDialog(QDialog):
         self._started(job, token)
         self.show_status("Starting…")
         return job
+
+    def describe_run(self, options: Any, where: str) -> str:
+        """The first log line of a run."""
+        return f"profiling {options.model} on {where}"
+
+    def run_work(
+        self, conn: Connection | None, password: str | None, options: Any, token: CancelToken
+    ) -> Outcome:
+        """Worker thread: the activity itself; never raises for run-time failures."""
+        return run_profile(conn, password, self.decider, options, self.signals, token)
 
     def cancel(self) -> None:
         if self.token is not None:

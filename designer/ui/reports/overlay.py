@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from designer.activities.reports.ort_profile import OrtProfileReport
 from designer.core.document import Document
 from designer.core.scope import MAIN_SCOPE
@@ -15,9 +17,14 @@ def keys_by_name(doc: Document) -> dict[str, int]:
     }
 
 
-def overlay_shares(doc: Document, report: OrtProfileReport) -> dict[int, float]:
+class SharesReport(Protocol):
+    def onnx_node_share(self) -> dict[str, float]: ...
+
+
+def overlay_shares(doc: Document, report: SharesReport) -> dict[int, float]:
     """Node key → share of profiled node time (0..1) for the nodes of ``doc`` the report
-    maps to (a fused node's time is split evenly over the ONNX nodes it came from)."""
+    maps to (a fused node's time is split evenly over the ONNX nodes it came from). Any
+    report with ``onnx_node_share()`` (ONNX Runtime, TensorRT) works."""
     keys = keys_by_name(doc)
     shares: dict[int, float] = {}
     for name, percent in report.onnx_node_share().items():

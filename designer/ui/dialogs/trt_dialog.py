@@ -1,0 +1,208 @@
+"""Export TensorRT Engine (SPEC X-3) and Profile with TensorRT (X-4): the ONNX Runtime
+activity dialog (target at the top, dependencies, live log, Cancel) with the TensorRT form.
+
+Check connects, finds TensorRT on the target and reads its version; the form then disables
+what that version lacks. "Show Command" prints the exact trtexec line for the chosen target
+(the same one ``onnx-designer trt build --print-command`` prints). A finished build lists
+the engine, log and layer JSON; a profile opens the TensorRT report tab.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import QHBoxLayout, QPushButton
+
+from designer.activities.connections import Connection
+from designer.activities.deploy import DependencyStatus
+from designer.activities.targets import CancelToken
+from designer.core.errors import DesignerError
+from designer.ui.dialogs.activity_dialog import ActivityDialog
+from designer.ui.dialogs.trt_form import TrtForm
+from designer.ui.dialogs.trt_jobs import TrtOutcome, check_trt, run_trt
+
+if TYPE_CHECKING:
+    from designer.ui.main_window import MainWindow
+
+
+def graph_opener() -> tuple[Any, str]:
+    """F2's ``open_engine_tab`` when the engine explorer exists, else (None, why not)."""
+    try:
+        from designer.ui.engine import open_engine_tab
+    except ImportError:
+        return None, "needs the engine explorer (not in this build)"
+    return open_engine_tab, "open the layer JSON in the engine explorer when the build ends"
+
+
+class TrtDialog(ActivityDialog):
+    """``profile=False``: Export TensorRT Engine; ``True``: Profile with TensorRT."""
+
+    SIZE = (980, 720)  # fits a 1366×768 screen with the window frame
+
+    def __init__(
+        self, window: MainWindow | None, model: Path | None = None, profile: bool = False
+    ) -> None:
+        self.profile_mode = profile
+        self.TITLE = "Profile with TensorRT" if profile else "Export TensorRT Engine"
+        self.detection: Any = None
+        self._checked_for: tuple[str | None, str | None, str] | None = None
+        super().__init__(window, model)
+        self.log.setPlaceholderText("trtexec's output appears here while it runs.")
+        self.log.setMinimumHeight(90)
+        self.check_button.setToolTip("Connect, find TensorRT on the target and read its version")
+        self.command_button = QPushButton("Show Command")
+        self.command_button.setToolTip("Print the trtexec command line for the checked target")
+        self.command_button.clicked.connect(self.show_command)
+        self.run_button.setText("Profile" if profile else "Build")
+        layout = self.layout()
+        assert layout is not None
+        row = layout.itemAt(layout.count() - 1)  # the Run/Cancel/Close row
+        buttons = row.layout() if row is not None else None
+        assert isinstance(buttons, QHBoxLayout)
+        buttons.insertWidget(1, self.command_button)
+        opener, reason = graph_opener()
+        self.trt_form.set_graph_opener(opener is not None and not profile, reason)
+        if profile:
+            self.report_button.setText("Open Report")
+        else:
+            self.report_button.setText("Open Engine Graph")
+            self.report_button.setToolTip(reason)
+
+    def make_form(self) -> TrtForm:  # type: ignore[override]
+        self.trt_form = TrtForm(self.profile_mode, self)
+        return self.trt_form
+
+    def reset_for_target(self) -> None:
+        self.detection = None
+        self.trt_form.version = None
+        self.trt_form.version_note.setText("TensorRT version: not checked yet (press Check).")
+        self.trt_form.set_clocks(False, "Check the target first: clocks can be locked on a Jetson")
+
+    def _custom(self) -> str | None:
+        try:
+            return self.trt_form.custom_trtexec()
+        except DesignerError:
+            return None
+
+    # --- check -----------------------------------------------------------------------------
+    def check_work(
+        self, conn: Connection | None, password: str | None, deploy: bool, token: CancelToken
+    ) -> tuple[list[DependencyStatus], Any]:
+        source = self.trt_form.trt_source()
+        return check_trt(
+            conn, password, self.decider, self.signals, deploy, self._custom(), source, token
+        )
+
+    def _check_key(self) -> tuple[str | None, str | None, str]:
+        """What a detection depends on: the source, the custom path, the target."""
+        conn = self.connection()
+        return self.trt_form.trt_source(), self._custom(), conn.name if conn else ""
+
+    def _checked(self, statuses: list[DependencyStatus], found: Any) -> None:
+        self._ended()
+        self.deps.set_statuses(statuses)
+        self.detection = found
+        self._checked_for = self._check_key()
+        version = getattr(found, "version", None)
+        if version is not None and getattr(found, "trtexec", None):
+            self.trt_form.set_version(version)
+            self.deps.set_idle(getattr(found, "summary", "") or f"TensorRT {version} found.")
+        else:
+            self.deps.set_idle(f"No TensorRT: {getattr(found, 'reason', '') or 'not found'}")
+        self.trt_form.set_clocks(
+            bool(getattr(found, "can_lock_clocks", False)),
+            getattr(found, "clocks_detail", "") or "clock locking is not permitted here",
+        )
+
+    # --- command preview -------------------------------------------------------------------
+    def command_line(self) -> str:
+        """The trtexec line for the current options and the checked target's version (with
+        host paths; on an SSH target the run maps them into the deployment folder)."""
+        from designer.activities.trt.command import (
+            format_command,
+            trtexec_argv,
+            trtexec_profile_argv,
+        )
+
+        found = self.detection
+        if found is None or getattr(found, "version", None) is None:
+            raise DesignerError("press Check first: the command depends on the TensorRT version")
+        options = self.trt_form.options()
+        trtexec = getattr(found, "trtexec", None) or "trtexec"
+        if self.profile_mode:
+            return format_command(trtexec_profile_argv(options, found.version, trtexec=trtexec))  # type: ignore[arg-type]
+        return format_command(trtexec_argv(options, found.version, trtexec=trtexec))  # type: ignore[arg-type]
+
+    def show_command(self) -> None:
+        try:
+            line = self.command_line()
+        except DesignerError as exc:
+            self.show_status(str(exc), ok=False)
+            return
+        self.append_log(f"$ {line}")
+        self.show_status("Command line printed in the log.")
+
+    # --- run -------------------------------------------------------------------------------
+    def describe_run(self, options: Any, where: str) -> str:
+        what = "profiling" if self.profile_mode else "building an engine from"
+        model = getattr(options, "build", options).model
+        return f"{what} {model} on {where}"
+
+    def run_work(  # type: ignore[override]
+        self, conn: Connection | None, password: str | None, options: Any, token: CancelToken
+    ) -> TrtOutcome:
+        source = self.trt_form.trt_source()
+        passes = self.trt_form.passes.value() if self.profile_mode else 1
+        checked = self.detection if self._checked_for == self._check_key() else None
+        return run_trt(
+            conn, password, self.decider, options, self._custom(), source, self.signals, token,
+            passes, checked,
+        )  # fmt: skip
+
+    def _finished(self, outcome: Any) -> None:
+        self._ended()
+        if not isinstance(outcome, TrtOutcome):  # a job that failed before it could run
+            outcome = TrtOutcome(outcome.result)
+        self.outcome = outcome
+        result = outcome.result
+        if result.error and not any(result.error in line for line in self._log_tail()):
+            self.append_log(f"error: {result.error}")
+        kept = ", ".join(f"{k} {v}" for k, v in result.outputs.items())
+        kept_text = f" Kept: {kept}." if kept else ""
+        if result.status == "ok":
+            self.show_status(f"Done in {result.seconds:.1f} s.{kept_text}", ok=True)
+            if self.profile_mode and outcome.report is not None:
+                self.report_button.setEnabled(True)
+                self.open_report()
+            elif self.profile_mode:
+                self.show_status(f"The profile could not be read: {outcome.parse_error}", ok=False)
+            else:
+                self._after_build(result)
+        elif result.status == "cancelled":
+            self.show_status(f"Cancelled.{kept_text}", ok=False)
+        else:
+            self.show_status(f"Failed: {result.error}.{kept_text}", ok=False)
+
+    def _after_build(self, result: Any) -> None:
+        opener, _reason = graph_opener()
+        layer_info = result.outputs.get("layer_info")
+        ready = opener is not None and layer_info is not None and self.window_ is not None
+        self.report_button.setEnabled(ready)
+        if ready and self.trt_form.open_graph.isChecked():
+            self.open_report()
+
+    def open_report(self) -> None:
+        outcome = self.outcome
+        if not isinstance(outcome, TrtOutcome) or self.window_ is None:
+            return
+        if self.profile_mode:
+            from designer.ui.reports.trt_report_tab import open_trt_report_tab
+
+            if outcome.report is not None:
+                open_trt_report_tab(self.window_, outcome.report, self.trt_form.model_path())
+            return
+        opener, _reason = graph_opener()
+        layer_info = outcome.result.outputs.get("layer_info")
+        if opener is not None and layer_info is not None:
+            opener(self.window_, layer_info)

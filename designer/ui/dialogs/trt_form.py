@@ -1,0 +1,465 @@
+"""The options of a TensorRT engine build (SPEC X-3) and profiling run (X-4) as a tabbed form.
+
+:meth:`TrtForm.build_options` / :meth:`TrtForm.profile_options` give E1's option dataclasses
+with host paths, exactly what ``onnx-designer trt build`` / ``profile trt`` make from the same
+choices. :meth:`TrtForm.set_version` disables, with the reason as tooltip, every option the
+target's TensorRT refuses: each one is tried through the real command-line builder
+(:func:`designer.activities.trt.command.trtexec_argv`), so the form and the CLI agree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from designer.activities.trt.options import (
+    HARDWARE_COMPATIBILITY,
+    TACTIC_SOURCES,
+    TrtBuildOptions,
+    TrtOptionError,
+    TrtProfileOptions,
+)
+from designer.activities.trt.run import default_engine_path
+from designer.core.errors import DesignerError
+from designer.ui.dialogs import trt_form_pickers as pickers
+
+TYPING_LABELS = {
+    "default": "TensorRT defaults",
+    "strong": "Strongly typed",
+    "obey": "Obey precision constraints",
+    "prefer": "Prefer precision constraints",
+}
+WEIGHTS_LABELS = {
+    "none": "Not refittable",
+    "refit": "Refittable",
+    "strip": "Refittable, weights stripped",
+}
+VERBOSITY_LABELS = {
+    "detailed": "Detailed (layer JSON with tactics and ONNX nodes)",
+    "layer_names_only": "Layer names only",
+    "none": "None",
+}
+SOURCES = {
+    "auto": "Automatic (system or JetPack, PATH, deployed wheels)",
+    "system": "System (JetPack, /usr/src/tensorrt, PATH)",
+    "deployed": "Deployed (tensorrt wheels in the deployment venv, x86_64)",
+    "custom": "Custom trtexec path on the target",
+}
+HINT_STYLE = "color:#5c6370"
+
+
+def _path_row(edit: QLineEdit, pick: Callable[[], None]) -> QHBoxLayout:
+    browse = QPushButton("Browse…")
+    browse.clicked.connect(pick)
+    row = QHBoxLayout()
+    row.addWidget(edit, 1)
+    row.addWidget(browse)
+    return row
+
+
+def _combo(labels: dict[str, str]) -> QComboBox:
+    box = QComboBox()
+    for key, label in labels.items():
+        box.addItem(label, key)
+    return box
+
+
+def _spin(low: int, high: int, default_text: str | None = None) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(low, high)
+    if default_text is not None:
+        spin.setSpecialValueText(default_text)
+        spin.setValue(low)
+    return spin
+
+
+def _optional(spin: QSpinBox) -> int | None:
+    return None if spin.value() == spin.minimum() and spin.specialValueText() else spin.value()
+
+
+def _text(edit: QLineEdit) -> str | None:
+    return edit.text().strip() or None
+
+
+def _paths(text: str) -> list[str]:
+    return [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+
+
+class TrtForm(QWidget):
+    """Tabs General / Precision & Tactics / Optimizer (/ Profiler when ``profile``)."""
+
+    def __init__(self, profile: bool, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.profile_mode = profile
+        self.version: Any = None
+        self.clocks_reason = "Check the target first: clocks can be locked on a Jetson only"
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._general(), "General")
+        self.tabs.addTab(self._tactics(), "Precision && Tactics")
+        self.tabs.addTab(self._optimizer(), "Optimizer")
+        if profile:
+            self.tabs.addTab(self._profiler(), "Profiler")
+        self.version_note = QLabel("TensorRT version: not checked yet (press Check).")
+        self.version_note.setStyleSheet(HINT_STYLE)
+        self.version_note.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tabs)
+        layout.addWidget(self.version_note)
+        self._sync()
+
+    # --- tabs ------------------------------------------------------------------------------
+    def _general(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        self.source = _combo(SOURCES)
+        self.custom = QLineEdit()
+        self.custom.setPlaceholderText("trtexec on the target (relative: in the deployment folder)")
+        self.source.currentIndexChanged.connect(lambda _i: self._sync())
+        row = QHBoxLayout()
+        row.addWidget(self.source)
+        row.addWidget(self.custom, 1)
+        form.addRow("TensorRT:", row)
+        self.model = QLineEdit()
+        self.model.setPlaceholderText("the .onnx file")
+        self.model.editingFinished.connect(self._model_changed)
+        form.addRow("ONNX model:", _path_row(self.model, lambda: pickers.browse_model(self)))
+        self.free_dims = QCheckBox("Use 1 for free dimensions of inputs without a profile")
+        self.free_dims.setToolTip(
+            "Optimization profiles and layer precisions stored in the model always apply"
+        )
+        form.addRow("", self.free_dims)
+        self.engine = QLineEdit()
+        form.addRow("Engine output:", _path_row(self.engine, lambda: pickers.browse_engine(self)))
+        self.verbosity = _combo(VERBOSITY_LABELS)
+        self.verbosity.currentIndexChanged.connect(lambda _i: self._sync())
+        form.addRow("Save engine metadata:", self.verbosity)
+        self.layer_info = QLineEdit()
+        self.layer_info.setPlaceholderText("optional: engine inspector JSON (layer information)")
+        form.addRow(
+            "Metadata output:", _path_row(self.layer_info, lambda: pickers.browse_layer_info(self))
+        )
+        self.open_graph = QCheckBox("Open the metadata as a graph document")
+        form.addRow("", self.open_graph)
+        self.device = _spin(0, 64)
+        form.addRow("Device index:", self.device)
+        self.plugins = QLineEdit()
+        self.plugins.setPlaceholderText("libA.so, libB.so (paths on the target)")
+        form.addRow("Plugin libraries:", self.plugins)
+        self.dynamic_plugins = QLineEdit()
+        self.dynamic_plugins.setPlaceholderText("loaded at run time, not serialized")
+        form.addRow("Dynamic plugins:", self.dynamic_plugins)
+        return page
+
+    def _tactics(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        self.typing = _combo(TYPING_LABELS)
+        self.typing.currentIndexChanged.connect(lambda _i: self._sync())
+        form.addRow("Typing mode:", self.typing)
+        grid = QGridLayout()
+        self.tf32 = QCheckBox("TF32")
+        self.tf32.setChecked(True)
+        self.fp16, self.bf16 = QCheckBox("FP16"), QCheckBox("BF16")
+        self.int8 = QCheckBox("INT8 (placeholder ranges without a calibration cache)")
+        self.fp8 = QCheckBox("FP8 (not with INT8)")
+        self.int8.toggled.connect(lambda on: self._exclusive(on, self.fp8))
+        self.fp8.toggled.connect(lambda on: self._exclusive(on, self.int8))
+        for i, box in enumerate((self.tf32, self.fp16, self.bf16, self.int8, self.fp8)):
+            grid.addWidget(box, i // 3, i % 3)
+        form.addRow("Allow:", grid)
+        self.sparsity = QCheckBox("Use structured sparsity where weights allow (2:4)")
+        form.addRow("Sparsity:", self.sparsity)
+        sources = QGridLayout()
+        self.tactic_boxes: dict[str, QCheckBox] = {}
+        for i, name in enumerate(TACTIC_SOURCES):
+            box = QCheckBox(name)
+            box.setTristate(True)
+            box.setCheckState(Qt.CheckState.PartiallyChecked)
+            box.setToolTip("partially checked: TensorRT's default; checked: on; empty: off")
+            sources.addWidget(box, i // 3, i % 3)
+            self.tactic_boxes[name] = box
+        form.addRow("Tactic sources:", sources)
+        self.native_norm = QCheckBox("Native instance normalization (else the plugin)")
+        self.native_norm.setChecked(True)
+        form.addRow("", self.native_norm)
+        self.precision_note = QLabel(
+            "Layer precisions stored in the model are honoured with Obey/Prefer only."
+        )
+        self.precision_note.setStyleSheet(HINT_STYLE)
+        form.addRow("", self.precision_note)
+        return page
+
+    def _optimizer(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        self.opt_level = _spin(-1, 5, "default (3)")
+        form.addRow("Builder optimization level:", self.opt_level)
+        self.aux_streams = _spin(-1, 64, "default")
+        form.addRow("Max auxiliary streams:", self.aux_streams)
+        self.hardware = QComboBox()
+        for key in HARDWARE_COMPATIBILITY:
+            self.hardware.addItem(key, key)
+        form.addRow("Hardware compatible:", self.hardware)
+        self.workspace = _spin(0, 1 << 22, "no limit")
+        self.workspace.setSuffix(" MiB")
+        form.addRow("Workspace pool limit:", self.workspace)
+        self.calib = QLineEdit()
+        self.calib.setPlaceholderText("INT8 calibration cache (copied to the target)")
+        form.addRow("Calibration cache:", _path_row(self.calib, lambda: pickers.browse_calib(self)))
+        self.weights = _combo(WEIGHTS_LABELS)
+        form.addRow("Weights refitting:", self.weights)
+        self.version_compatible = QCheckBox("Version compatible engine")
+        form.addRow("", self.version_compatible)
+        return page
+
+    def _profiler(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        self.use_engine = QCheckBox("Use a prebuilt engine:")
+        self.prebuilt = QLineEdit()
+        self.use_engine.toggled.connect(lambda _on: self._sync())
+        row = _path_row(self.prebuilt, lambda: pickers.browse_prebuilt(self))
+        row.insertWidget(0, self.use_engine)
+        form.addRow("Engine:", row)
+        self.passes = _spin(1, 100)
+        self.passes.setToolTip("Each pass measures the engine again; min/max come from them")
+        form.addRow("Measurement passes:", self.passes)
+        self.iterations = _spin(0, 10_000_000, "default (10)")
+        form.addRow("Iterations:", self.iterations)
+        self.duration = QDoubleSpinBox()
+        self.duration.setRange(-1, 3600)
+        self.duration.setSpecialValueText("default (3 s)")
+        self.duration.setValue(-1)
+        self.duration.setSuffix(" s")
+        form.addRow("Duration (at least):", self.duration)
+        self.warmup = _spin(-1, 600_000, "default (200 ms)")
+        self.warmup.setSuffix(" ms")
+        form.addRow("Warm-up:", self.warmup)
+        self.avg_runs = _spin(0, 100_000, "default (10)")
+        form.addRow("Averaging runs:", self.avg_runs)
+        self.lock_clocks = QCheckBox("Lock GPU clocks (where the target permits it)")
+        form.addRow("", self.lock_clocks)
+        self.hide_non_compute = QCheckBox("Hide non-compute operations (no host/device copies)")
+        self.hide_non_compute.setChecked(True)
+        form.addRow("", self.hide_non_compute)
+        self.separate = QCheckBox("Profile layers in a separate run (end-to-end timing too)")
+        form.addRow("", self.separate)
+        self.profile_out = QLineEdit()
+        form.addRow(
+            "Profile output:", _path_row(self.profile_out, lambda: pickers.browse_profile(self))
+        )
+        return page
+
+    @staticmethod
+    def _exclusive(on: bool, other: QCheckBox) -> None:
+        """FP8 and INT8 cannot both be on: turning one on turns the other off."""
+        if on:
+            other.setChecked(False)
+
+    # --- state -----------------------------------------------------------------------------
+    def set_model(self, path: Path) -> None:
+        self.model.setText(str(path))
+        self._model_changed()
+
+    def model_path(self) -> Path | None:
+        text = self.model.text().strip()
+        return Path(text).expanduser() if text else None
+
+    def _model_changed(self) -> None:
+        path = self.model_path()
+        self.engine.setPlaceholderText(str(default_engine_path(path)) if path else "")
+        if self.profile_mode and path is not None:
+            self.profile_out.setPlaceholderText(
+                str(path.with_name(f"{path.stem}.trt-profile.json"))
+            )
+
+    def set_graph_opener(self, available: bool, reason: str) -> None:
+        """Enable "open metadata as a graph" only where an engine explorer exists."""
+        self.open_graph.setEnabled(available)
+        if not available:
+            self.open_graph.setChecked(False)
+        self.open_graph.setToolTip(reason)
+
+    def set_clocks(self, available: bool, reason: str) -> None:
+        if not self.profile_mode:
+            return
+        self.clocks_reason = reason
+        self.lock_clocks.setEnabled(available)
+        if not available:
+            self.lock_clocks.setChecked(False)
+        self.lock_clocks.setToolTip(reason)
+
+    def _sync(self) -> None:
+        self.custom.setEnabled(self.source.currentData() == "custom")
+        detailed = self.verbosity.currentData() == "detailed"
+        self.layer_info.setEnabled(detailed)
+        if not detailed:
+            self.layer_info.setToolTip("needs detailed engine metadata")
+        if self.profile_mode:
+            prebuilt = self.use_engine.isChecked()
+            self.prebuilt.setEnabled(prebuilt)
+            for tab in (1, 2):
+                self.tabs.setTabEnabled(tab, not prebuilt)
+            if not self.lock_clocks.isEnabled():
+                self.lock_clocks.setToolTip(self.clocks_reason)
+        if self.version is not None:
+            self._apply_version()
+
+    # --- version awareness -----------------------------------------------------------------
+    def _probes(self) -> list[tuple[QWidget, Callable[[TrtBuildOptions], TrtBuildOptions]]]:
+        r = dataclasses.replace
+        probes: list[tuple[QWidget, Callable[[TrtBuildOptions], TrtBuildOptions]]] = [
+            (self.fp16, lambda o: r(o, fp16=True)),
+            (self.bf16, lambda o: r(o, bf16=True)),
+            (self.int8, lambda o: r(o, int8=True)),
+            (self.fp8, lambda o: r(o, fp8=True)),
+            (self.tf32, lambda o: r(o, tf32=False)),
+            (self.sparsity, lambda o: r(o, sparsity=True)),
+            (self.calib, lambda o: r(o, int8=True, calibration_cache="calib.cache")),
+            (self.version_compatible, lambda o: r(o, version_compatible=True)),
+            (self.native_norm, lambda o: r(o, native_instance_norm=False)),
+        ]
+        return probes
+
+    def set_version(self, version: Any) -> None:
+        """The target's TensorRT version (a TrtVersion): disable what it lacks, with why."""
+        self.version = version
+        self.version_note.setText(
+            f"TensorRT {version} on the target: options it lacks are disabled (hover for why)."
+        )
+        self._apply_version()
+
+    def _refusal(self, options: TrtBuildOptions) -> str | None:
+        from designer.activities.trt.command import trtexec_argv
+
+        try:
+            trtexec_argv(options, self.version)
+        except TrtOptionError as exc:
+            return str(exc)
+        return None
+
+    def _apply_version(self) -> None:
+        base = TrtBuildOptions(model="model.onnx")
+        for widget, change in self._probes():
+            reason = self._refusal(change(base))
+            widget.setEnabled(reason is None)
+            widget.setToolTip(reason or "")
+            if reason is not None and isinstance(widget, QCheckBox):
+                widget.setChecked(widget is self.native_norm or widget is self.tf32)
+        for i in range(self.typing.count()):
+            key = self.typing.itemData(i)
+            reason = self._refusal(dataclasses.replace(base, typing=key))
+            item = self.typing.model().item(i)  # type: ignore[attr-defined]
+            item.setEnabled(reason is None)
+            item.setToolTip(reason or TYPING_LABELS[key])
+            if reason is not None and self.typing.currentIndex() == i:
+                self.typing.setCurrentIndex(self.typing.findData("strong"))
+
+    # --- results ---------------------------------------------------------------------------
+    def trt_source(self) -> str | None:
+        """The TensorRT source the user chose (None: automatic)."""
+        key = self.source.currentData()
+        return None if key == "auto" else str(key)
+
+    def custom_trtexec(self) -> str | None:
+        if self.source.currentData() != "custom":
+            return None
+        text = self.custom.text().strip()
+        if not text:
+            raise DesignerError("give the custom trtexec path (or let the designer find it)")
+        return text
+
+    def build_options(self) -> TrtBuildOptions:
+        """The build options (host paths); DesignerError naming the field when wrong."""
+        model = self.model_path()
+        if model is None:
+            raise DesignerError("choose the ONNX model")
+        if not model.is_file():
+            raise DesignerError(f"the model {model} does not exist")
+        tactics = {
+            name: box.checkState() == Qt.CheckState.Checked
+            for name, box in self.tactic_boxes.items()
+            if box.checkState() != Qt.CheckState.PartiallyChecked
+        }
+        options = TrtBuildOptions(
+            model=str(model),
+            engine=_text(self.engine) or str(default_engine_path(model)),
+            typing=self.typing.currentData(),
+            tf32=self.tf32.isChecked(),
+            fp16=self.fp16.isChecked(),
+            bf16=self.bf16.isChecked(),
+            int8=self.int8.isChecked(),
+            fp8=self.fp8.isChecked(),
+            sparsity=self.sparsity.isChecked(),
+            tactic_sources=tactics,
+            native_instance_norm=self.native_norm.isChecked(),
+            builder_optimization_level=_optional(self.opt_level),
+            max_aux_streams=_optional(self.aux_streams),
+            hardware_compatibility=self.hardware.currentData(),
+            version_compatible=self.version_compatible.isChecked(),
+            workspace_mib=_optional(self.workspace),
+            calibration_cache=_text(self.calib) if self.calib.isEnabled() else None,
+            weights=self.weights.currentData(),
+            profiling_verbosity=self.verbosity.currentData(),
+            layer_info=_text(self.layer_info) if self.layer_info.isEnabled() else None,
+            device=self.device.value(),
+            plugins=_paths(self.plugins.text()),
+            dynamic_plugins=_paths(self.dynamic_plugins.text()),
+        )
+        options.validate()
+        from designer.activities.trt.model_settings import with_model_settings
+        from designer.core.io import read_model
+
+        return with_model_settings(
+            options, read_model(model), free_dims_as_one=self.free_dims.isChecked()
+        )
+
+    def profile_options(self) -> TrtProfileOptions:
+        build = self.build_options()
+        prebuilt = None
+        if self.use_engine.isChecked():
+            prebuilt = self.prebuilt.text().strip()
+            if not prebuilt:
+                raise DesignerError("choose the prebuilt engine (or build one)")
+            if not Path(prebuilt).expanduser().is_file():
+                raise DesignerError(f"the engine {prebuilt} does not exist")
+        options = TrtProfileOptions(
+            build=dataclasses.replace(
+                build, engine=build.engine if prebuilt is None else None, layer_info=None
+            ),
+            use_engine=prebuilt,
+            export_layer_info=build.layer_info,
+            iterations=_optional(self.iterations),
+            duration_s=None if self.duration.value() < 0 else self.duration.value(),
+            warmup_ms=_optional(self.warmup),
+            avg_runs=_optional(self.avg_runs),
+            hide_non_compute=self.hide_non_compute.isChecked(),
+            separate_profile_run=self.separate.isChecked(),
+            lock_clocks=self.lock_clocks.isChecked(),
+            export_profile=self.profile_out.text().strip() or None,
+        )
+        options.validate()
+        return options
+
+    def options(self) -> TrtBuildOptions | TrtProfileOptions:
+        return self.profile_options() if self.profile_mode else self.build_options()
