@@ -284,3 +284,14 @@ def test_connection_test_with_host_key_decisions(
         "Failed"
     )
     assert len(dialog.decider.seen) == seen  # a changed key is never offered for acceptance
+
+
+def test_profiling_dialog_fits_a_laptop_screen(
+    window: MainWindow, qtbot: QtBot, model: Path
+) -> None:
+    dialog = ready_dialog(window, qtbot, model)
+    save_screenshot(dialog, "ort_profile_dialog.png")
+    frame = dialog.frameGeometry()
+    assert frame.width() <= 1366 and frame.height() <= 740  # 1366×768 less a panel
+    assert dialog.minimumSizeHint().height() <= 740
+    dialog.close()

@@ -56,7 +56,7 @@ class ActivityDialog(QDialog):
     :meth:`check_work`, :meth:`run_work`, ``_checked``, ``_finished`` and :meth:`open_report`."""
 
     TITLE = "Profile with ONNX Runtime"
-    SIZE = (760, 860)
+    SIZE = (760, 700)  # fits a 1366×768 screen with the window frame
 
     def __init__(self, window: MainWindow | None, model: Path | None = None) -> None:
         super().__init__(window)
