@@ -123,6 +123,17 @@ class MainWindow(QMainWindow):
         widget = self.tabs.currentWidget() if index is None else self.tabs.widget(index)
         return widget if isinstance(widget, DocumentTab) else None
 
+    def idle_text(self, action: str) -> str:
+        """What a dock shows while the current tab is no model: nothing is open yet, or a
+        report or engine tab is in front of the models (which are still open)."""
+        models = self.document_tabs()
+        if not models:
+            return f"Open a model to {action}."
+        current = self.tabs.currentWidget()
+        shown = getattr(current, "title", None) or self.tabs.tabText(self.tabs.currentIndex())
+        count = f"{len(models)} model{'s' if len(models) != 1 else ''} open"
+        return f"“{shown}” is not a model tab ({count}): switch to one to {action}."
+
     def document_tabs(self) -> list[DocumentTab]:
         return [t for i in range(self.tabs.count()) if (t := self.tab(i)) is not None]
 
@@ -424,6 +435,8 @@ class MainWindow(QMainWindow):
             self.undo_group.setActiveStack(tab.session.undo_stack)
             self.setWindowTitle(f"{tab.session.title} — ONNX Designer")
             self._show_problems(tab)
+        elif self.tabs.currentWidget() is not None:  # a report or engine tab
+            self.setWindowTitle(f"{self.tabs.tabText(self.tabs.currentIndex())} — ONNX Designer")
         else:
             self.setWindowTitle("ONNX Designer")
             self.problems.clear()

@@ -72,6 +72,36 @@ def test_local_run_opens_a_report_tab(window: MainWindow, qtbot: QtBot, model: P
     assert tab.report.summary.measured_runs == 5
     assert "[2," in tab.report.nodes[0].input_shapes  # batch = 2 was used
     save_screenshot(dialog, "activity_dialog.png")
+    tabs = window.tabs.count()
+    dialog.open_report()  # Open Report after the run opened it: the same tab, not a copy
+    assert window.tabs.count() == tabs and window.tabs.currentWidget() is tab
+    assert tab.title in window.windowTitle()
+
+
+def test_docks_say_the_model_is_still_open_behind_a_report(
+    window: MainWindow, qtbot: QtBot, model: Path
+) -> None:
+    from helpers.gui import open_model
+    from helpers.shared import ORT_FIXTURES
+
+    from designer.activities.reports import parse_ort_profile
+    from designer.ui.reports.report_tab import add_report_tab
+
+    open_model(window, model, qtbot)
+    path = next(ORT_FIXTURES.glob("tiny_cnn_opt-disabled*.json"))
+    add_report_tab(window, ReportTab(window, path, parse_ort_profile(path), None, 1, None))
+    text = window.idle_text("see its parameters")
+    assert "1 model open" in text and "not a model tab" in text
+    assert "ONNX Designer" in window.windowTitle() and "profile" in window.windowTitle().lower()
+    parameters = next(d for d in window.docks if d.objectName() == "dock_parameters")
+    qtbot.waitUntil(lambda: "1 model open" in _texts(parameters.widget()), timeout=5_000)
+
+
+def _texts(widget: object) -> str:
+    from PySide6.QtWidgets import QLabel, QWidget
+
+    assert isinstance(widget, QWidget)
+    return " ".join(label.text() for label in widget.findChildren(QLabel))
 
 
 def test_cancel_stops_the_run(window: MainWindow, qtbot: QtBot, model: Path) -> None:

@@ -66,7 +66,7 @@ def test_entries_summaries_and_fuzzy_matching() -> None:
 def test_views_filter_sort_and_tooltip(window: MainWindow, resnet_path: Path, qtbot: QtBot) -> None:
     panel = panel_of(window)
     assert panel.model.rowCount() == 0
-    assert "Open or create" in panel.status.text()
+    assert "Open a model to see its operators" in panel.status.text()
     open_model(window, resnet_path, qtbot)
     assert "ai.onnx 17" in panel.status.text()
     panel.set_view("category")

@@ -13,7 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from designer.activities.reports import parse_ort_profile
 from designer.ui.main_window import MainWindow
-from designer.ui.reports.charts import BarChartWidget, bar_chart, charts_available
+from designer.ui.reports.charts import BarChartWidget, bar_chart
 from designer.ui.reports.report_tab import ReportTab, open_profile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,8 +51,12 @@ def test_report_tab_tables_charts_and_timeline(window: MainWindow, qtbot: QtBot)
         "Op Types",
         "Iterations",
     ]
-    if charts_available():
-        assert tab.node_chart.property("bars") == [n.name for n in expected.nodes[:15]]
+    chart = tab.node_chart
+    assert isinstance(chart, BarChartWidget)
+    assert [name for name, _v in chart.bars] == [n.name for n in expected.nodes[:15]]
+    for label, bar, text, shown, value in chart._rects:  # readable: no bare "…", no overlap
+        assert shown.strip("…") and text.left() >= bar.right() and value.endswith(" µs")
+    assert max(bar.right() for _l, bar, _t, _s, _v in chart._rects) <= chart.width()
     tab.tabs.setCurrentIndex(0)
     save_screenshot(tab, "report_charts.png")
 

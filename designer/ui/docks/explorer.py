@@ -223,7 +223,9 @@ class ExplorerPanel(QWidget):
         total = len(self.model.records)
         shown = self.model.visible_count()
         text = f"{total:,} layers" if shown == total else f"{shown:,} of {total:,} layers shown"
-        self.status.setText(text if self.tab is not None else "No model open")
+        self.status.setText(
+            text if self.tab is not None else self.window_.idle_text("see its layers")
+        )
 
     # --- selection -------------------------------------------------------------------------
     def selected_keys(self) -> list[int]:

@@ -229,7 +229,7 @@ class FunctionsDock(QDockWidget):
 
     def _update_status(self) -> None:
         if self.session is None:
-            self.status.setText("Open a model to see and edit its local functions.")
+            self.status.setText(self.window_.idle_text("see and edit its local functions"))
             return
         total, shown = self.model.rowCount(), self.proxy.rowCount()
         if total == 0:

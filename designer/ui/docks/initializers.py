@@ -159,7 +159,7 @@ class InitializersDock(QDockWidget):
         panel: QWidget
         self.terminals = None
         if tab is None:
-            panel = QLabel("Open a model to edit its initializers.")
+            panel = QLabel(self.window_.idle_text("edit its initializers"))
         else:
             scope = tab.session.doc.scope(tab.view.scope_id)
             nodes = [k for k in self.keys if scope.has_node(k)]

@@ -108,7 +108,9 @@ class OverviewWidget(QWidget):
         if view is None:
             painter.fillRect(self.rect(), st.BACKGROUND)
             painter.setPen(st.TEXT_DIM)
-            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No model open")
+            text = self.window_.idle_text("see its overview")
+            flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap
+            painter.drawText(QRectF(self.rect()).adjusted(8, 8, -8, -8), flags, text)
             return
         key = (id(view.canvas), view.canvas.generation, self.width(), self.height())
         if self._image is None or key != self._key:

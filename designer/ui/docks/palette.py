@@ -207,7 +207,7 @@ class PalettePanel(QWidget):
         if self.search.text():
             self.tree.expandAll()
         if tab is None:
-            notes.insert(0, "Open or create a model to see its operators.")
+            notes.insert(0, self.window_.idle_text("see its operators"))
         else:
             imports = ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in sorted(opsets.items()))
             notes.insert(0, f"{len(entries)} operators ({imports}). Drag one onto the canvas.")

@@ -98,7 +98,7 @@ class ParametersDock(QDockWidget):
         if tab is None and self.other is not None:
             panel = self.other.parameters_panel()  # type: ignore[attr-defined]
         elif tab is None:
-            panel = _message("Open a model to see its parameters.")
+            panel = _message(self.window_.idle_text("see its parameters"))
         else:
             scope = tab.session.doc.scope(tab.view.scope_id)
             nodes = [k for k in self.keys if scope.has_node(k)]

@@ -131,7 +131,7 @@ class TypeCheckPanel(QWidget):
         total = len(self.model.diagnostics)
         self.dock.setWindowTitle(f"{TITLE} ({total})" if result is not None else TITLE)
         if self.tab is None:
-            self.status.setText("No model open")
+            self.status.setText(self.window_.idle_text("see its problems"))
         elif result is None:
             self.status.setText("Checking…")
         else:

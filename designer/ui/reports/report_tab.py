@@ -273,7 +273,17 @@ class ReportTab(QWidget):
 
 def add_report_tab(window: MainWindow, tab: ReportTab) -> ReportTab:
     """Show ``tab`` in the main window's tabs (closed like a document, by
-    MainWindow.close_tab, which calls the tab's ``close_tab_requested`` if it has one)."""
+    MainWindow.close_tab, which calls the tab's ``close_tab_requested`` if it has one). A
+    tab already showing the same report (the one a run opened, then Open Report) is brought
+    to the front instead, and ``tab`` is discarded; that one is returned."""
+    report = getattr(tab, "report", None)
+    for i in range(window.tabs.count()):
+        other = window.tabs.widget(i)
+        if other is not tab and report is not None and getattr(other, "report", None) is report:
+            window.tabs.setCurrentIndex(i)
+            window.stack.setCurrentWidget(window.tabs)
+            tab.deleteLater()
+            return other  # type: ignore[return-value]
     index = window.tabs.addTab(tab, tab.title)
     window.tabs.setTabToolTip(index, str(tab.profile))
     window.tabs.setCurrentIndex(index)
