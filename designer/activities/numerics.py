@@ -22,7 +22,12 @@ from onnx import numpy_helper
 from onnx.external_data_helper import load_external_data_for_model
 
 from designer.core.errors import DesignerError
-from designer.core.io.external import ExternalRef, is_external, iter_model_tensors
+from designer.core.io.external import (
+    ExternalRef,
+    is_external,
+    iter_model_tensors,
+    resolve_location,
+)
 from designer.core.transforms.dtypes import np_dtype
 from designer.core.transforms.fp16 import FP16Options, FP16Result, convert_to_fp16
 from designer.core.transforms.log import Cancel, Monitor, Progress, never, silent
@@ -38,18 +43,23 @@ def _model_path(model: onnx.ModelProto, base_dir: Path | None) -> Iterator[str |
     """Bytes for ORT, or a temporary model file whose external data files are hard links to
     the originals under ``base_dir`` (no weight is copied; ORT refuses symlinks leading out
     of the model folder). Across file systems the weights are read into memory instead."""
-    locations = {ExternalRef.of(t).location for t in iter_model_tensors(model) if is_external(t)}
+    locations: dict[str, str] = {}  # location: the first tensor stored there
+    for tensor in iter_model_tensors(model):
+        if is_external(tensor):
+            locations.setdefault(ExternalRef.of(tensor).location, tensor.name)
     if not locations:
         yield model.SerializeToString()
         return
     if base_dir is None:
         raise NumericsError("the model has external data but no folder to read it from")
+    # every file checked first: inside base_dir after resolving links, a regular file
+    sources = {loc: resolve_location(loc, base_dir, name) for loc, name in locations.items()}
     with tempfile.TemporaryDirectory(prefix="designer-ort-") as tmp:
         try:
-            for location in locations:
+            for location, source in sources.items():
                 link = Path(tmp) / location
                 link.parent.mkdir(parents=True, exist_ok=True)
-                os.link((base_dir / location).resolve(), link)
+                os.link(source, link)
         except OSError:
             inline = onnx.ModelProto()
             inline.CopyFrom(model)

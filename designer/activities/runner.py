@@ -157,18 +157,27 @@ def prepare_inputs(model: Path, inputs_dir: Path, dest: Path) -> Path:
 
 
 def _model_files(model: Path) -> list[Path]:
-    """The model and its external data files (relative locations kept)."""
+    """The model and its external data files (relative locations kept). Each data file is
+    checked to lie inside the model's folder after resolving symbolic links (a link to a
+    file elsewhere is refused with DesignerError, never uploaded)."""
     from designer.core.io import read_model
-    from designer.core.io.external import ExternalRef, is_external, iter_model_tensors
+    from designer.core.io.external import (
+        ExternalRef,
+        is_external,
+        iter_model_tensors,
+        resolve_location,
+    )
 
     files = [model]
-    seen: set[str] = set()
+    seen: set[Path] = {model}
     for tensor in iter_model_tensors(read_model(model)):
         if is_external(tensor):
             location = ExternalRef.of(tensor).location
-            if location not in seen:
-                seen.add(location)
-                files.append(model.parent / location)
+            resolve_location(location, model.parent, tensor.name)
+            path = model.parent / location
+            if path not in seen:
+                seen.add(path)
+                files.append(path)
     return files
 
 

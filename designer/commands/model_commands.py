@@ -10,6 +10,7 @@ from pathlib import Path
 
 def _check(args: argparse.Namespace) -> int:
     from designer.core.analysis import Severity, check_document
+    from designer.core.errors import one_line
     from designer.core.io import open_document
 
     result = check_document(open_document(args.model))
@@ -23,7 +24,7 @@ def _check(args: argparse.Namespace) -> int:
     else:
         for diagnostic in result.diagnostics:
             if diagnostic.severity >= Severity.WARNING or args.verbose:
-                print(diagnostic)
+                print(one_line(str(diagnostic)))  # a name may hold a line break
         counts = {s: sum(1 for d in result.diagnostics if d.severity == s) for s in Severity}
         print(
             f"{args.model}: {counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} "

@@ -32,7 +32,47 @@ def _prepare(args: argparse.Namespace) -> onnx.ModelProto:
         raise TransformError(f"{target}: the output path is the input; choose another file")
     if target.is_dir():
         raise TransformError(f"{target}: is a folder; choose a file name")
-    return read_model(source)
+    model = read_model(source)
+    _gate(model, args)
+    return model
+
+
+def _gate(model: onnx.ModelProto, args: argparse.Namespace) -> None:
+    """Refuse an input the type checker rejects (its first error, one line); with --force
+    go on after a warning and make the command exit 1 (``args.forced``)."""
+    from designer.core.analysis.gate import first_error
+    from designer.core.transforms import TransformError
+
+    args.forced = False
+    problem = first_error(model, Path(args.input).resolve())
+    if problem is None:
+        return
+    if not getattr(args, "force", False):
+        raise TransformError(
+            f"{args.input} is not a valid model ({problem}); fix it first "
+            "(onnx-designer check shows every error) or pass --force"
+        )
+    print(
+        f"onnx-designer: warning: {args.input} is not a valid model ({problem}); "
+        "going on because of --force, the exit code will be 1",
+        file=sys.stderr,
+    )
+    args.forced = True
+
+
+def _verify(model: onnx.ModelProto, args: argparse.Namespace) -> None:
+    """Never write a result the type checker rejects from an input it accepted."""
+    from designer.core.analysis.gate import first_error
+    from designer.core.transforms import TransformError
+
+    if getattr(args, "forced", False):
+        return
+    problem = first_error(model, Path(args.input).resolve())
+    if problem is not None:
+        raise TransformError(
+            f"the {args.command} result of {args.input} is not a valid model ({problem}); "
+            f"nothing was written to {args.output}"
+        )
 
 
 def _has_external(model: onnx.ModelProto) -> bool:
@@ -126,6 +166,7 @@ def _fp16(args: argparse.Namespace) -> int:
         )
         source_dir = Path(args.input).resolve().parent
         outcome = convert_and_check(model, options, source_dir, check, progress=_progress(args))
+        _verify(outcome.result.model, args)
         saved = _save(outcome.result.model, args, _has_external(model))
     _emit(args, outcome.result.log.to_json(), outcome.result.log.text(), saved)
     report = outcome.report
@@ -137,7 +178,7 @@ def _fp16(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    return 0
+    return 1 if args.forced else 0
 
 
 # --- sanitize -----------------------------------------------------------------------------
@@ -150,9 +191,10 @@ def _sanitize(args: argparse.Namespace) -> int:
         options = SanitizeOptions(fold_size_threshold=args.fold_size_threshold, passes=args.passes)
         source_dir = Path(args.input).resolve().parent
         result = sanitize(model, options, source_dir, ort_evaluator, progress=_progress(args))
+        _verify(result.model, args)
         saved = _save(result.model, args, _has_external(model))
     _emit(args, result.log.to_json(), result.log.text(), saved)
-    return 0
+    return 1 if args.forced else 0
 
 
 # --- cast ---------------------------------------------------------------------------------
@@ -176,9 +218,10 @@ def _cast(args: argparse.Namespace) -> int:
         keys = select_candidates(list_cast_candidates(model), args.initializer, args.attribute)
         source_dir = Path(args.input).resolve().parent
         result = cast_tensors(model, keys, to, source_dir, progress=_progress(args))
+        _verify(result.model, args)
         saved = _save(result.model, args, _has_external(model))
     _emit(args, result.log.to_json(), result.log.text(), saved)
-    return 0
+    return 1 if args.forced else 0
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -186,6 +229,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("output", type=Path, metavar="OUT", help="where to write the result")
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
     parser.add_argument("-v", "--verbose", action="store_true", help="print progress")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="go on when the type checker rejects IN (a warning; the exit code is 1)",
+    )
 
 
 def _non_negative(text: str) -> int:

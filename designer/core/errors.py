@@ -7,8 +7,20 @@ class DesignerError(Exception):
     """Base of every error caused by user input (files, values, edits).
 
     ``str(error)`` is a single line naming what failed and why; callers show it as is,
-    never with a traceback.
+    never with a traceback. Line breaks and other unprintable characters in it (a name
+    may hold them) are written as escapes.
     """
+
+    def __str__(self) -> str:
+        return one_line(super().__str__())
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks and other unprintable characters written as escapes
+    (``\\n``, ``\\u2028``), so a message naming them stays one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 class ModelLoadError(DesignerError):

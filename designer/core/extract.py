@@ -380,7 +380,7 @@ def _type_outputs_by_inference(model: onnx.ModelProto) -> None:
         return
     try:
         inferred = shape_inference.infer_shapes(weightless_copy(model), strict_mode=False)
-    except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
+    except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError):
         inferred = model
     types = _type_table(inferred.graph, {})
     for vi in untyped:
@@ -405,3 +405,8 @@ def _verify(model: onnx.ModelProto) -> None:
     except (onnx.checker.ValidationError, shape_inference.InferenceError) as exc:
         first = next((line for line in str(exc).splitlines() if line.strip()), str(exc))
         raise ExtractError(f"the extracted model is not valid ONNX: {first.strip()}") from None
+    except ValueError as exc:  # onnx's C++ side cannot parse it: protobuf's nesting limit
+        raise ExtractError(
+            "the extracted model cannot be checked: it is nested deeper than onnx's protobuf "
+            f"recursion limit of 100 message levels ({str(exc).splitlines()[0]})"
+        ) from None

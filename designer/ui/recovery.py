@@ -18,6 +18,7 @@ from PySide6.QtCore import QStandardPaths
 
 from designer.core.document import Document
 from designer.core.io import write_model
+from designer.core.io.atomic import write_atomic
 
 
 def recovery_dir() -> Path:
@@ -46,16 +47,15 @@ def write_recovery(doc: Document, entry_id: str) -> Path:
     from designer.core.io.external import is_external, iter_model_tensors
 
     has_external = any(is_external(t) for t in iter_model_tensors(doc.model))
-    # External tensors stay where they are: the entry remembers their folder.
-    write_model(doc.model, model_path, model_path.parent if has_external else doc.base_dir)
+    # External tensors stay where they are (nothing read or copied): the entry remembers
+    # their folder.
+    write_model(doc.model, model_path, doc.base_dir, references_only=has_external)
     meta = {
         "original": str(doc.path) if doc.path else None,
         "saved_at": time.time(),
         "base_dir": str(doc.base_dir) if has_external and doc.base_dir else None,
     }
-    tmp = folder / f".{entry_id}.json.tmp"
-    tmp.write_text(json.dumps(meta), encoding="utf-8")
-    os.replace(tmp, folder / f"{entry_id}.json")
+    write_atomic(folder / f"{entry_id}.json", json.dumps(meta).encode("utf-8"))
     return model_path
 
 

@@ -9,6 +9,7 @@ import onnx
 
 from designer.core.analysis.diagnostics import Diagnostic, Severity
 from designer.core.analysis.inference import (
+    SKIPPED,
     InferenceProblem,
     lenient_inference,
     run_checker,
@@ -127,10 +128,19 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
             keys[scope.id] = list(scope.keys)
     skeleton = weightless_copy(doc.model)
     by_name = _NodeLocator(doc)
-    diagnostics.extend(_from_problem(p, by_name, doc) for p in run_checker(skeleton))
+    checked = run_checker(skeleton)
+    skipped = [p for p in checked if p.source == SKIPPED]
+    diagnostics.extend(_from_problem(p, by_name, doc) for p in checked if p not in skipped)
     errors = [d for d in diagnostics if d.severity == Severity.ERROR]
     inferred: onnx.ModelProto | None
-    if not errors:
+    if skipped:
+        title = doc.model.graph.name or "main"
+        diagnostics.extend(
+            Diagnostic(Severity.WARNING, "onnx-not-run", p.message, MAIN_SCOPE, title)
+            for p in skipped
+        )
+        inferred = None
+    elif not errors:
         inferred, problems = run_inference(skeleton)
         diagnostics.extend(_from_problem(p, by_name, doc) for p in problems)
     else:

@@ -30,25 +30,90 @@ class InferenceProblem:
 
 
 def weightless_copy(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of ``model`` whose large initializers carry no data (types and shapes only).
+    """A copy of ``model`` without its large weights and without any external reference.
 
     Cost: the graph is copied once in C++; initializer payloads over DATA_KEEP_BYTES are
     never copied: those initializers become graph inputs of the same type and shape, which is
-    all the checker and shape inference need of them. ``model`` itself is only read.
+    all the checker and shape inference need of them. External tensors never stay external
+    (onnx would resolve their files against the working directory and read them): main
+    graph initializers become inputs, initializers of subgraphs become inputs of the main
+    graph (an outer-scope value of the same type), other tensors (attribute values) get
+    zeros of their size. ``model`` itself is only read.
     """
     copy = onnx.ModelProto()
     _copy_fields(model, copy, skip="graph")
     _copy_fields(model.graph, copy.graph, skip="initializer")
     inputs = {v.name for v in model.graph.input}
     for tensor in model.graph.initializer:
-        if _payload_bytes(tensor) <= DATA_KEEP_BYTES:
+        if not _is_external(tensor) and _payload_bytes(tensor) <= DATA_KEEP_BYTES:
             copy.graph.initializer.append(tensor)
         elif tensor.name not in inputs:
-            value = copy.graph.input.add(name=tensor.name)
-            value.type.tensor_type.elem_type = tensor.data_type
-            for dim in tensor.dims:
-                value.type.tensor_type.shape.dim.add(dim_value=dim)
+            _add_input(copy.graph, tensor)
+            inputs.add(tensor.name)
+    if _has_external(model):
+        _inline_external(copy, inputs)
     return copy
+
+
+def _is_external(tensor: onnx.TensorProto) -> bool:
+    return tensor.data_location == onnx.TensorProto.EXTERNAL
+
+
+def _has_external(model: onnx.ModelProto) -> bool:
+    from designer.core.io.external import iter_model_tensors
+
+    return any(_is_external(t) for t in iter_model_tensors(model))
+
+
+def _add_input(graph: onnx.GraphProto, tensor: onnx.TensorProto) -> None:
+    value = graph.input.add(name=tensor.name)
+    value.type.tensor_type.elem_type = tensor.data_type
+    for dim in tensor.dims:
+        value.type.tensor_type.shape.dim.add(dim_value=dim)
+
+
+def _inline_external(copy: onnx.ModelProto, main_inputs: set[str]) -> None:
+    """Replace the remaining external tensors of ``copy`` (see :func:`weightless_copy`)."""
+    from designer.core.io.external import iter_model_tensors
+    from designer.core.scope import graph_attributes
+
+    def lift(graph: onnx.GraphProto) -> None:
+        kept = [t for t in graph.initializer if not _is_external(t)]
+        if len(kept) != len(graph.initializer):
+            for tensor in graph.initializer:
+                if _is_external(tensor) and tensor.name not in main_inputs:
+                    _add_input(copy.graph, tensor)
+                    main_inputs.add(tensor.name)
+            kept = [_clone(t) for t in kept]
+            del graph.initializer[:]
+            graph.initializer.extend(kept)
+        for node in graph.node:
+            for _attr, _index, sub in graph_attributes(node):
+                lift(sub)
+
+    for node in copy.graph.node:
+        for _attr, _index, sub in graph_attributes(node):
+            lift(sub)
+    for tensor in iter_model_tensors(copy):
+        if _is_external(tensor):
+            from designer.core.tensor_sizes import tensor_bytes_needed
+
+            size = tensor_bytes_needed(tensor) or 0
+            del tensor.external_data[:]
+            tensor.data_location = onnx.TensorProto.DEFAULT
+            if tensor.data_type == onnx.TensorProto.STRING:
+                count = 1
+                for dim in tensor.dims:
+                    count *= dim
+                tensor.string_data.extend([b""] * count)
+            else:
+                tensor.raw_data = bytes(size)
+
+
+def _clone(message: Any) -> Any:
+    clone = type(message)()
+    clone.CopyFrom(message)
+    return clone
 
 
 def _copy_fields(src: Any, dst: Any, skip: str) -> None:
@@ -70,16 +135,52 @@ def _payload_bytes(tensor: onnx.TensorProto) -> int:
     return len(tensor.raw_data) or tensor.ByteSize()
 
 
+#: What onnx's C++ side says when it cannot parse what it was given (protobuf's nesting
+#: limit of 100 levels there: about 33 nested If levels).
+_UNPARSABLE = "Unable to parse proto"
+SKIPPED = "skipped"
+
+
+def _skipped(exc: Exception) -> InferenceProblem | None:
+    if _UNPARSABLE not in str(exc):
+        return None
+    return InferenceProblem(
+        "",
+        "",
+        "onnx's checker and shape inference were not run: the model is nested deeper than "
+        "onnx's protobuf recursion limit of 100 message levels (about 33 nested subgraphs)",
+        SKIPPED,
+    )
+
+
 def run_checker(model: onnx.ModelProto) -> list[InferenceProblem]:
-    """onnx.checker.check_model (no shape inference): at most one problem (it stops at one)."""
+    """onnx.checker.check_model (no shape inference): at most one problem (it stops at one).
+    A model onnx cannot parse gives one problem with source ``skipped``."""
     try:
         onnx.checker.check_model(model, full_check=False)
+    except ValueError as exc:
+        skipped = _skipped(exc)
+        if skipped is None:
+            raise
+        return [skipped]
     except onnx.checker.ValidationError as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid model"
         match = _CHECKER_NODE.search(str(exc))
         node = (match.group(1) or match.group(2) or "") if match else ""
         return [InferenceProblem(node, "", message, "checker")]
     return []
+
+
+#: onnx's data propagation turns a 1-D tensor of length N into a shape of N dimensions
+#: (gigabytes for a declared length of 10**8); it only runs where no 1-D value is longer.
+DATA_PROP_MAX_LENGTH = 1 << 16
+
+_ONNX_ERRORS = (
+    shape_inference.InferenceError,
+    onnx.checker.ValidationError,
+    RuntimeError,
+    ValueError,
+)
 
 
 def run_inference(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[InferenceProblem]]:
@@ -89,13 +190,20 @@ def run_inference(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[Inferen
 
     Returns the model with inferred value_info and the problems onnx reported, one per node
     it named. When strict inference fails, a lenient pass still provides inferred types.
+    Cost: two inference passes (without, then with data propagation: see
+    :data:`DATA_PROP_MAX_LENGTH`); memory proportional to the graph, not to declared dims.
     """
     try:
+        inferred = shape_inference.infer_shapes(
+            model, check_type=True, strict_mode=True, data_prop=False
+        )
+        if not data_prop_safe(inferred):
+            return inferred, []
         inferred = shape_inference.infer_shapes(
             model, check_type=True, strict_mode=True, data_prop=True
         )
         return inferred, []
-    except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as exc:
+    except _ONNX_ERRORS as exc:
         problems = list(_parse_inference_error(str(exc)))
     return lenient_inference(model), problems
 
@@ -103,11 +211,35 @@ def run_inference(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[Inferen
 def lenient_inference(model: onnx.ModelProto) -> onnx.ModelProto:
     """Best-effort types: inference that skips what it cannot infer (same precondition)."""
     try:
+        inferred = shape_inference.infer_shapes(
+            model, check_type=False, strict_mode=False, data_prop=False
+        )
+        if not data_prop_safe(inferred):
+            return inferred
         return shape_inference.infer_shapes(
             model, check_type=False, strict_mode=False, data_prop=True
         )
-    except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
+    except _ONNX_ERRORS:
         return model
+
+
+def data_prop_safe(inferred: onnx.ModelProto) -> bool:
+    """Whether no 1-D value of ``inferred`` (types as inferred without data propagation)
+    is longer than :data:`DATA_PROP_MAX_LENGTH`. O(values)."""
+    from designer.core.scope import graph_attributes
+
+    def short(graph: onnx.GraphProto) -> bool:
+        for group in (graph.input, graph.output, graph.value_info):
+            for value in group:
+                dims = value.type.tensor_type.shape.dim
+                if len(dims) == 1 and dims[0].dim_value > DATA_PROP_MAX_LENGTH:
+                    return False
+        for tensor in graph.initializer:
+            if len(tensor.dims) == 1 and tensor.dims[0] > DATA_PROP_MAX_LENGTH:
+                return False
+        return all(short(sub) for node in graph.node for _a, _i, sub in graph_attributes(node))
+
+    return short(inferred.graph)
 
 
 def _parse_inference_error(text: str) -> Iterator[InferenceProblem]:

@@ -12,18 +12,17 @@ Nodes are keyed by name; a node without a name is keyed ``#<index>`` (its positi
 node list); graph inputs and outputs (drawn as nodes) are ``input:NAME`` /
 ``output:NAME``. Scopes are keyed by the path of node and attribute names that leads to
 them. Positions of nodes the model no longer has are dropped on load; nodes without a saved
-position are laid out. Writing is atomic (temp file + rename).
+position are laid out. Writing is atomic (a flushed temporary file, then one rename).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from designer.core.document import Document, Position
 from designer.core.errors import DesignerError
+from designer.core.io.atomic import write_atomic
 from designer.core.scope import Scope, ScopeId
 
 FORMAT = "onnx-designer-layout"
@@ -81,15 +80,16 @@ def save_positions(doc: Document, model_path: Path) -> Path:
     """Write ``doc``'s positions beside ``model_path`` atomically; returns the file path."""
     path = companion_path(model_path)
     data = json.dumps(positions_to_json(doc), indent=1, sort_keys=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, data.encode("utf-8"), _mode_of(path))
     return path
+
+
+def _mode_of(path: Path) -> int | None:
+    """The existing file's permissions; None for a new file (the usual default)."""
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return None
 
 
 def load_positions(doc: Document, model_path: Path) -> int:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +13,8 @@ from typing import BinaryIO
 import numpy as np
 import onnx
 from onnx import numpy_helper
+
+from designer.core.errors import DesignerError
 
 EXTERNAL = onnx.TensorProto.EXTERNAL
 
@@ -88,54 +92,137 @@ def is_external(tensor: onnx.TensorProto) -> bool:
     return tensor.data_location == EXTERNAL
 
 
-def external_problem(tensor: onnx.TensorProto, base_dir: Path) -> str | None:
-    """Why the external data of ``tensor`` cannot be read, or None when it can."""
+class ExternalDataError(DesignerError, ValueError):
+    """A tensor's external data cannot be read: no location, a location outside the model
+    folder (also through a symbolic link), a folder or device, a range past the end."""
+
+
+def resolve_location(location: str, base_dir: Path, tensor: str) -> Path:
+    """The real path of the external data file ``location`` (relative to ``base_dir``),
+    after checking that it names a regular file whose real path (symbolic links followed)
+    lies inside ``base_dir``'s real path. Raises ExternalDataError naming the tensor."""
+    if not location:
+        raise ExternalDataError(f"tensor '{tensor}' is external but names no data file")
+    if "\0" in location:
+        raise ExternalDataError(f"tensor '{tensor}': external location {location!r} is invalid")
+    loc = Path(location)
+    if loc.is_absolute() or ".." in loc.parts:
+        raise ExternalDataError(
+            f"tensor '{tensor}': external file '{location}' is outside the model folder"
+        )
+    base = os.path.realpath(base_dir)
+    real = os.path.realpath(base_dir / loc)
+    if os.path.commonpath([base, real]) != base:
+        raise ExternalDataError(
+            f"tensor '{tensor}': external file '{location}' is a symbolic link (or passes"
+            f" through one) leading outside the model folder, to {real}; copy the file into"
+            " the folder instead"
+        )
+    try:
+        info = os.stat(real)
+    except FileNotFoundError:
+        raise ExternalDataError(
+            f"external data file '{location}' of tensor '{tensor}' is missing"
+        ) from None
+    except OSError as exc:
+        raise ExternalDataError(
+            f"external data file '{location}' of tensor '{tensor}' cannot be read"
+            f" ({exc.strerror or exc})"
+        ) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ExternalDataError(
+            f"tensor '{tensor}': external location '{location}' is a folder, not a file"
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise ExternalDataError(
+            f"tensor '{tensor}': external location '{location}' is not a regular file"
+            " (a device, pipe or socket)"
+        )
+    return Path(real)
+
+
+#: Checked files by location, for checking many tensors: {location: (real path, size)}.
+FileCache = dict[str, tuple[Path, int]]
+
+
+def external_range(
+    tensor: onnx.TensorProto, base_dir: Path, cache: FileCache | None = None
+) -> tuple[Path, int, int]:
+    """(real path, offset, length) of the external data of ``tensor``, checked: the file as
+    :func:`resolve_location` requires it, and the range within the file's size. ``cache``
+    (one per folder and moment) saves checking a file again for the next tensor in it."""
     try:
         ref = ExternalRef.of(tensor)
     except ValueError as exc:
-        return str(exc)
-    if not ref.location:
-        return f"tensor '{tensor.name}' is external but names no file"
+        raise ExternalDataError(str(exc)) from None
     if ref.offset < 0 or (ref.length is not None and ref.length < 0):
-        return f"tensor '{tensor.name}': external offset/length must not be negative"
-    loc = Path(ref.location)
-    if loc.is_absolute() or ".." in loc.parts:
-        return f"tensor '{tensor.name}': external file '{ref.location}' is outside the model folder"
-    path = base_dir / loc
-    if not path.is_file():
-        return f"external data file '{ref.location}' of tensor '{tensor.name}' is missing"
-    size = path.stat().st_size
-    end = ref.offset + (ref.length if ref.length is not None else 0)
-    if ref.offset < 0 or end > size:
-        return (
+        raise ExternalDataError(
+            f"tensor '{tensor.name}': external offset/length must not be negative"
+        )
+    known = cache.get(ref.location) if cache is not None else None
+    if known is None:
+        path = resolve_location(ref.location, base_dir, tensor.name)
+        known = (path, path.stat().st_size)
+        if cache is not None:
+            cache[ref.location] = known
+    path, size = known
+    length = ref.length if ref.length is not None else size - ref.offset
+    if ref.offset + max(length, 0) > size or ref.offset > size:
+        end = ref.offset + max(length, 0)
+        raise ExternalDataError(
             f"tensor '{tensor.name}' needs bytes {ref.offset}..{end} of '{ref.location}',"
             f" which has only {size}"
         )
+    return path, ref.offset, length
+
+
+def external_problem(
+    tensor: onnx.TensorProto, base_dir: Path, cache: FileCache | None = None
+) -> str | None:
+    """Why the external data of ``tensor`` cannot be read, or None when it can."""
+    try:
+        external_range(tensor, base_dir, cache)
+    except ExternalDataError as exc:
+        return str(exc)
     return None
 
 
 def read_external_bytes(tensor: onnx.TensorProto, base_dir: Path) -> bytes:
-    """The raw bytes of an external tensor (reads only its own range)."""
-    ref = ExternalRef.of(tensor)
-    with open(base_dir / ref.location, "rb") as f:
-        f.seek(ref.offset)
-        return f.read() if ref.length is None else f.read(ref.length)
+    """The raw bytes of an external tensor (reads only its own range; checked as
+    :func:`external_range` says)."""
+    path, offset, length = external_range(tensor, base_dir)
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return f.read(length)
 
 
 def tensor_array(tensor: onnx.TensorProto, base_dir: Path | None) -> np.ndarray:
-    """The tensor's values as numpy; external data is memory-mapped, not read up front."""
+    """The tensor's values as numpy; external data is memory-mapped, not read up front.
+    Raises ExternalDataError when the external data is unreadable or too short."""
     if not is_external(tensor):
         return numpy_helper.to_array(tensor)
     if base_dir is None:
-        raise ValueError(f"tensor '{tensor.name}' is external but the model has no folder")
-    ref = ExternalRef.of(tensor)
-    dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)
+        raise ExternalDataError(f"tensor '{tensor.name}' is external but the model has no folder")
+    path, offset, length = external_range(tensor, base_dir)
+    try:
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type))
+    except (KeyError, TypeError, ValueError):
+        raise ExternalDataError(
+            f"tensor '{tensor.name}' has an unknown data type {tensor.data_type}"
+        ) from None
     shape = tuple(tensor.dims)
-    if np.dtype(dtype).itemsize and tensor.data_type not in _PACKED_TYPES:
-        count = int(np.prod(shape)) if shape else 1
-        return np.memmap(
-            base_dir / ref.location, dtype=dtype, mode="r", offset=ref.offset, shape=(count,)
-        ).reshape(shape)
+    if any(d < 0 for d in shape):
+        raise ExternalDataError(f"tensor '{tensor.name}' has a negative dimension {list(shape)}")
+    if dtype.itemsize and tensor.data_type not in _PACKED_TYPES:
+        count = math.prod(shape)
+        if count * dtype.itemsize > length:
+            raise ExternalDataError(
+                f"tensor '{tensor.name}' of shape {list(shape)} needs {count * dtype.itemsize}"
+                f" bytes, but its external data has {length}"
+            )
+        if count == 0:
+            return np.zeros(shape, dtype)
+        return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(count,)).reshape(shape)
     temp = onnx.TensorProto()
     temp.CopyFrom(tensor)
     del temp.external_data[:]
@@ -163,7 +250,6 @@ def copy_range_sparse(
     ``dst_offset``, in 16 MiB chunks; chunks of zeros are skipped (left as holes), so copying
     a sparse multi-GiB file costs neither memory nor disk. Returns the bytes copied."""
     chunk = 16 << 20
-    zero = bytes(chunk)
     with open(src, "rb") as f:
         f.seek(offset)
         remaining = length if length is not None else os.fstat(f.fileno()).st_size - offset
@@ -172,7 +258,7 @@ def copy_range_sparse(
             data = f.read(min(chunk, remaining))
             if not data:
                 raise OSError(f"{src} ended {remaining} bytes early")
-            if data != zero[: len(data)]:
+            if data.count(0) != len(data):  # not all zeros
                 dst_file.seek(pos)
                 dst_file.write(data)
             pos += len(data)

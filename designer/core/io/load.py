@@ -10,9 +10,43 @@ from google.protobuf.message import DecodeError
 
 from designer.core.document import Document
 from designer.core.errors import ModelLoadError
-from designer.core.io.external import external_problem, is_external, iter_model_tensors
+from designer.core.io.external import (
+    FileCache,
+    external_problem,
+    is_external,
+    iter_model_tensors,
+)
+from designer.core.validate import model_problem
 
 PROTOBUF_LIMIT = 2**31 - 1
+
+
+def _raise_recursion_limit() -> int:
+    """Let protobuf parse messages nested deeper than its default 100 levels (an If inside
+    an If takes 3 levels: 33 nested Ifs reach it). The upb and C++ runtimes allow it through
+    SetAllowOversizeProtos (which also lifts their 64 MiB limit); the pure-Python runtime
+    keeps its limit. Returns the nesting limit now in force."""
+    from google.protobuf.internal import api_implementation
+
+    kind = api_implementation.Type()
+    try:
+        if kind == "upb":
+            from google._upb import _message
+
+            _message.SetAllowOversizeProtos(True)
+            return 65535
+        if kind == "cpp":  # pragma: no cover - not the runtime installed here
+            from google.protobuf.pyext import _message as cpp_message
+
+            cpp_message.SetAllowOversizeProtos(True)
+            return 2**31 - 1
+    except (ImportError, AttributeError):  # pragma: no cover - an unknown protobuf build
+        pass
+    return 100
+
+
+#: How deep protobuf messages may nest when parsed here.
+RECURSION_LIMIT = _raise_recursion_limit()
 
 
 def read_model(path: Path | str, base_dir: Path | None = None) -> onnx.ModelProto:
@@ -50,11 +84,21 @@ def read_model(path: Path | str, base_dir: Path | None = None) -> onnx.ModelProt
     try:
         model.ParseFromString(data)
     except (DecodeError, RuntimeError, ValueError) as exc:
+        if "MaxDepth" in str(exc) or "recursion" in str(exc).lower():
+            raise ModelLoadError(
+                f"{path}: the model is nested deeper than protobuf's recursion limit of "
+                f"{RECURSION_LIMIT} message levels"
+            ) from None
         raise ModelLoadError(
             f"{path}: not an ONNX model (the protobuf data is invalid or truncated: {exc})"
         ) from None
     _require_model(model, path)
-    if b"location" in data:  # only then can a tensor name an external file
+    problem = model_problem(model)
+    if problem is not None:
+        raise ModelLoadError(f"{path}: {problem}")
+    # Only then can a tensor be external: a "location" key, or data_location (field 14)
+    # = EXTERNAL (bytes 0x70 0x01) without one, which is refused by name.
+    if b"location" in data or b"\x70\x01" in data:
         _check_external(model, path, base_dir or path.parent)
     return model
 
@@ -69,9 +113,10 @@ def _require_model(model: onnx.ModelProto, path: Path) -> None:
 
 
 def _check_external(model: onnx.ModelProto, path: Path, base_dir: Path) -> None:
+    cache: FileCache = {}  # each data file is checked once (real path inside base_dir)
     for tensor in iter_model_tensors(model):
         if is_external(tensor):
-            problem = external_problem(tensor, base_dir)
+            problem = external_problem(tensor, base_dir, cache)
             if problem is not None:
                 raise ModelLoadError(f"{path}: {problem}")
 

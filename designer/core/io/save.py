@@ -1,14 +1,32 @@
 """Save models atomically, keeping external data external and never losing the old file.
 
-Every file is written to a temporary name in the destination folder, flushed to disk and
-then renamed over the target, so a failed save leaves what was there intact.
+What a save guarantees, also after a crash (kill -9, power loss) or an error at any point:
+the folder holds the complete old set (old model file and every data file it uses,
+unchanged) or the complete new set, never a mix. How:
+
+1. New data files are written under temporary names, flushed to disk, and then renamed to
+   names no file has: a save never writes over an existing data file (a taken name gets a
+   fresh one, ``weights.bin`` → ``weights.1.bin``; a data file named like the model or its
+   layout file too). Saved in its own folder, a model's data files stay where they are.
+2. The model file is written under a temporary name and renamed over the old one last:
+   that rename is the switch from the old set to the new.
+3. Saved over a model of another folder, the data files the replaced model used and the
+   new one does not are removed after the switch, unless another ``*.onnx`` file beside
+   them mentions them. A model saved in its own folder removes none (its undo history may
+   refer to them again).
+
+A journal (a hidden ``.tmp`` file beside the model), written before anything else, lists
+the data files of steps 1 and 3 and the save's temporary files; the next save into the
+folder finishes what a killed one left: stale temporary files, and journal-listed data
+files the model does not use, are removed (see :mod:`designer.core.io.atomic`). Until
+then a killed save can leave hidden temporary files and unused new data files.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,12 +35,29 @@ from onnx import numpy_helper
 
 from designer.core.document import ChangeKind, Document, DocumentEvent
 from designer.core.errors import ModelSaveError
+from designer.core.io.atomic import (
+    clean_stale,
+    create_temp,
+    fsync_dir,
+    release,
+    temp_path,
+    write_journal,
+)
 from designer.core.io.external import (
     ExternalRef,
     copy_range_sparse,
     is_external,
     iter_loadable_tensors,
     iter_model_tensors,
+)
+from designer.core.io.save_plan import (
+    DataCopy,
+    TargetNames,
+    in_use,
+    mentioned_elsewhere,
+    model_locations,
+    normalize,
+    plan_copies,
 )
 
 #: A model whose serialized size would pass this is saved with its weights as external data
@@ -50,37 +85,96 @@ class SaveReport:
 
 
 @dataclass
-class _Pending:
-    """Temporary files to rename into place, and tensor changes to roll back on failure."""
+class _Transaction:
+    """The files of one save: temporary files, data files renamed into place before the
+    model, folders created, and in-memory tensor changes to undo on failure."""
 
-    renames: list[tuple[Path, Path]] = field(default_factory=list)
+    path: Path
+    temps: list[Path] = field(default_factory=list)
+    data: list[tuple[Path, Path]] = field(default_factory=list)  # (temporary, final)
+    renamed: list[Path] = field(default_factory=list)
+    folders: list[Path] = field(default_factory=list)
     rollback: list[tuple[onnx.TensorProto, onnx.TensorProto]] = field(default_factory=list)
-    created: list[Path] = field(default_factory=list)  # targets that did not exist before
+    relocated: list[tuple[onnx.TensorProto, list[tuple[str, str]]]] = field(default_factory=list)
+    planned: dict[Path, Path] = field(default_factory=dict)  # final: temporary name
+    journal: Path | None = None
 
-    def temp_for(self, target: Path) -> tuple[int, Path]:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        self.renames.append((Path(tmp), target))
-        return fd, Path(tmp)
+    def begin(self, targets: list[Path], obsolete: list[Path]) -> None:
+        """Choose the temporary names and, when data files are involved, write the journal
+        that lets a later save clean up after this one if it is killed."""
+        self.planned = {t: temp_path(t) for t in [*targets, self.path]}
+        if targets or obsolete:
+            folder = self.path.parent
+            files = [p.relative_to(folder).as_posix() for p in [*targets, *obsolete]]
+            temps = [p.relative_to(folder).as_posix() for p in self.planned.values()]
+            self.journal = write_journal(self.path, files, temps)
 
-    def commit(self) -> None:
-        """Rename every temporary file over its target (the model file comes last)."""
-        for tmp, target in self.renames:
-            existed = os.path.lexists(target)
-            os.replace(tmp, target)
-            if not existed:
-                self.created.append(target)
+    def create(self, target: Path) -> tuple[int, Path]:
+        missing = [p for p in [target.parent, *target.parent.parents] if not p.exists()]
+        for folder in reversed(missing):
+            folder.mkdir()
+            self.folders.append(folder)
+        fd, tmp = create_temp(target, path=self.planned.pop(target, None))
+        self.temps.append(tmp)
+        return fd, tmp
+
+    def relocate(self, tensor: onnx.TensorProto, location: str) -> None:
+        entries = [(e.key, e.value) for e in tensor.external_data]
+        if dict(entries).get("location") == location:
+            return
+        self.relocated.append((tensor, entries))
+        for entry in tensor.external_data:
+            if entry.key == "location":
+                entry.value = location
+
+    def restore_locations(self) -> None:
+        for tensor, entries in reversed(self.relocated):
+            del tensor.external_data[:]
+            for key, value in entries:
+                tensor.external_data.add(key=key, value=value)
+        self.relocated.clear()
+
+    def switch(self, model_tmp: Path) -> None:
+        """Rename the data files into place (never over an existing file), then the model
+        file: the one rename that replaces the old set by the new one."""
+        for tmp, final in self.data:
+            if os.path.lexists(final):
+                raise ModelSaveError(f"{self.path}: {final} appeared during the save; try again")
+            os.replace(tmp, final)
+            self.temps.remove(tmp)
+            release(tmp)
+            self.renamed.append(final)
+        for folder in dict.fromkeys(final.parent for _tmp, final in self.data):
+            fsync_dir(folder)  # the data files are durable before the model names them
+        os.replace(model_tmp, self.path)
+        self.temps.remove(model_tmp)
+        release(model_tmp)
+
+    def finish(self, obsolete: list[Path]) -> None:
+        """After the switch: remove data files the old model used and the new one does not,
+        and the journal. Failures here cannot undo a completed save and are ignored."""
+        with contextlib.suppress(OSError):
+            fsync_dir(self.path.parent)
+        for old in obsolete:
+            with contextlib.suppress(OSError):
+                old.unlink()
+        if self.journal is not None:
+            with contextlib.suppress(OSError):
+                self.journal.unlink()
+            release(self.journal)
 
     def discard(self) -> None:
-        """Remove temporary files and files this save created, and roll tensors back."""
-        for tmp, _target in self.renames:
+        """Remove every file and folder this save created, and undo tensor changes."""
+        for tmp in [*self.temps, *self.renamed, *([self.journal] if self.journal else [])]:
             with contextlib.suppress(OSError):
                 tmp.unlink()
-        for target in self.created:
+            release(tmp)
+        for folder in reversed(self.folders):
             with contextlib.suppress(OSError):
-                target.unlink()
+                folder.rmdir()
         for tensor, original in reversed(self.rollback):
             tensor.CopyFrom(original)
+        self.restore_locations()
 
 
 def write_model(
@@ -89,15 +183,22 @@ def write_model(
     source_dir: Path | None,
     *,
     limit: int = AUTO_EXTERNAL_LIMIT,
+    adopt: bool = False,
+    references_only: bool = False,
 ) -> SaveReport:
-    """Write ``model`` to ``path`` atomically.
+    """Write ``model`` to ``path``; the old model and its data files stay complete until
+    the new ones are (see the module doc for what is guaranteed).
 
-    External tensors are read from ``source_dir``; saved into another folder, their files are
-    copied beside the new model at the same relative paths and offsets (zero runs stay holes,
-    so the copy is cheap). If the serialized model would exceed ``limit`` bytes, tensors of
-    ``MIN_EXTERNAL_BYTES`` or more move to ``<model file name>.data`` and ``model`` is
-    changed to refer to it. On failure nothing on disk or in ``model`` changes and
-    ModelSaveError says why.
+    External tensors are read from ``source_dir`` (checked: inside it after resolving
+    symbolic links). Saved into another folder, their files are copied beside the new model
+    at the same relative paths and offsets (zero runs stay holes, so the copy is cheap);
+    where that name is taken, or is the model's own name, under a fresh one. If the
+    serialized model would exceed ``limit`` bytes, tensors of ``MIN_EXTERNAL_BYTES`` or
+    more move to ``<model file name>.data`` (or a fresh name) and ``model`` is changed to
+    refer to it. Renamed copies are referred to in ``model`` only with ``adopt`` (the
+    model now lives at ``path``). ``references_only`` writes external references as they
+    are, reading and copying nothing (crash recovery, which remembers their folder). On
+    failure nothing on disk or in ``model`` changes and ModelSaveError says why.
     """
     path = Path(path)
     dst_dir = path.parent if str(path.parent) else Path(".")
@@ -108,91 +209,128 @@ def write_model(
     if path.exists() and not path.is_file():  # renaming over it would replace a device node
         raise ModelSaveError(f"{path}: not a regular file (a device, pipe or socket)")
     report = SaveReport(path)
-    pending = _Pending()
+    tx = _Transaction(path)
     try:
-        _copy_external_files(model, path, source_dir, pending, report)
+        clean_stale(dst_dir, in_use)
+        names = TargetNames(dst_dir, path)
+        copies = [] if references_only else plan_copies(model, path, source_dir, names)
+        for copy in copies:
+            for tensor in copy.tensors:
+                tx.relocate(tensor, copy.location)
+        external = None  # where tensors go because of the limit
         if model.ByteSize() > limit:
-            _externalize(model, path, pending, report)
+            fresh = (f"{path.name}.{n}.data" for n in itertools.count(1))
+            external = names.pick(f"{path.name}.data", fresh)
+        obsolete = [] if references_only else _obsolete(model, path, source_dir, copies, external)
+        targets = [dst_dir / c.location for c in copies]
+        tx.begin(targets + ([dst_dir / external] if external else []), obsolete)
+        for copy, target in zip(copies, targets, strict=True):
+            _write_copy(copy, target, tx, report)
+        if external is not None:
+            _externalize(model, dst_dir / external, tx, report)
         try:
             data = model.SerializeToString()
         except ValueError as exc:
             raise ModelSaveError(f"{path}: the model cannot be serialized ({exc})") from None
-        fd, tmp = pending.temp_for(path)
+        fd, tmp = tx.create(path)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         _keep_mode(path, tmp)
-        pending.commit()
+        tx.switch(tmp)
     except ModelSaveError:
-        pending.discard()
+        tx.discard()
         raise
     except PermissionError as exc:
-        pending.discard()
+        tx.discard()
         where = exc.filename or dst_dir
         where = dst_dir if str(where).endswith(".tmp") else where  # name the folder, not a temp
         raise ModelSaveError(f"{path}: permission denied writing {where}") from None
     except OSError as exc:
-        pending.discard()
+        tx.discard()
         raise ModelSaveError(f"{path}: cannot write ({exc.strerror or exc})") from None
     except BaseException:  # Ctrl-C, a cancelled worker: leave no temporary files behind
-        pending.discard()
+        tx.discard()
         raise
+    tx.finish(obsolete)
+    if not adopt:
+        tx.restore_locations()
     return report
 
 
 def _keep_mode(path: Path, tmp: Path) -> None:
-    """Give the new file the old file's permissions, or the usual default for a new one."""
+    """Give the new file the old file's permissions (a new file has the usual default)."""
     try:
         mode = path.stat().st_mode & 0o777
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
+        return
     os.chmod(tmp, mode)
 
 
-def _copy_external_files(
+def _write_copy(copy: DataCopy, target: Path, tx: _Transaction, report: SaveReport) -> None:
+    """Copy the byte ranges ``copy`` needs into a temporary file for ``target``."""
+    fd, tmp = tx.create(target)
+    tx.data.append((tmp, target))
+    with os.fdopen(fd, "wb") as f:
+        for offset, length in _merged(copy.ranges):
+            copy_range_sparse(copy.source, offset, length, f, offset)
+        f.flush()
+        os.fsync(f.fileno())
+    report.data_files.append(target)
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(offset, length) ranges sorted, overlapping and adjacent ones joined."""
+    merged: list[tuple[int, int]] = []
+    for offset, length in sorted(ranges):
+        if merged and offset <= merged[-1][0] + merged[-1][1]:
+            start, size = merged[-1]
+            merged[-1] = (start, max(size, offset + length - start))
+        else:
+            merged.append((offset, length))
+    return merged
+
+
+def _obsolete(
     model: onnx.ModelProto,
     path: Path,
     source_dir: Path | None,
-    pending: _Pending,
-    report: SaveReport,
+    copies: list[DataCopy],
+    external: str | None,
+) -> list[Path]:
+    """Data files the model file being replaced used that the new model does not, when the
+    model comes from another folder (a model saved in its own folder keeps every data file:
+    its undo history may refer to them again), excluding the files being read and those
+    another model in the folder mentions."""
+    if source_dir is not None and os.path.realpath(source_dir) == os.path.realpath(path.parent):
+        return []
+    old = model_locations(path)
+    if not old:
+        return []
+    tensors = iter_model_tensors(model)
+    new = {normalize(ExternalRef.of(t).location) for t in tensors if is_external(t)}
+    if external is not None:
+        new.add(normalize(external))
+    reading = {os.path.realpath(c.source) for c in copies}
+    candidates = [
+        s
+        for s in sorted(old - new)
+        if os.path.realpath(path.parent / s) not in reading
+        and os.path.isfile(path.parent / s)
+        and not os.path.islink(path.parent / s)
+    ]
+    keep = mentioned_elsewhere(path.parent, path.name, candidates)
+    return [path.parent / s for s in candidates if s not in keep]
+
+
+def _externalize(
+    model: onnx.ModelProto, target: Path, tx: _Transaction, report: SaveReport
 ) -> None:
-    dst_dir = path.parent
-    by_location: dict[str, list[ExternalRef]] = {}
-    for tensor in iter_model_tensors(model):
-        if is_external(tensor):
-            ref = ExternalRef.of(tensor)
-            by_location.setdefault(ref.location, []).append(ref)
-    if not by_location:
-        return
-    if source_dir is None:
-        raise ModelSaveError(
-            f"{path}: the model's external tensors have no source folder to be copied from"
-        )
-    if source_dir.exists() and dst_dir.resolve() == source_dir.resolve():
-        return  # same folder: the data files already are where the references point
-    for location, refs in by_location.items():
-        target = dst_dir / location
-        fd, _tmp = pending.temp_for(target)
-        with os.fdopen(fd, "wb") as f:
-            for ref in refs:
-                copy_range_sparse(source_dir / location, ref.offset, ref.length, f, ref.offset)
-            f.flush()
-            os.fsync(f.fileno())
-        report.data_files.append(target)
-
-
-def _externalize(model: onnx.ModelProto, path: Path, pending: _Pending, report: SaveReport) -> None:
-    taken = {ExternalRef.of(t).location for t in iter_model_tensors(model) if is_external(t)}
-    location = f"{path.name}.data"
-    counter = 1
-    while location in taken:
-        location = f"{path.name}.{counter}.data"
-        counter += 1
-    target = path.parent / location
-    fd, _tmp = pending.temp_for(target)
+    """Move inline tensors of ``MIN_EXTERNAL_BYTES`` or more into the new file ``target``."""
+    location = target.name
+    fd, tmp = tx.create(target)
+    tx.data.append((tmp, target))
     with os.fdopen(fd, "wb") as f:
         for tensor in iter_loadable_tensors(model):  # what onnx.load can read back
             if is_external(tensor) or tensor.data_type == onnx.TensorProto.STRING:
@@ -201,7 +339,7 @@ def _externalize(model: onnx.ModelProto, path: Path, pending: _Pending, report: 
                 continue
             original = onnx.TensorProto()
             original.CopyFrom(tensor)
-            pending.rollback.append((tensor, original))
+            tx.rollback.append((tensor, original))
             if tensor.HasField("raw_data"):
                 raw = tensor.raw_data
             else:  # typed fields: from_array packs 4-bit and 2-bit types as raw_data must be
@@ -230,7 +368,7 @@ def save_document(doc: Document, path: Path | str | None = None) -> SaveReport:
     target = Path(path) if path is not None else doc.path
     if target is None:
         raise ModelSaveError("Untitled: the model has never been saved; choose a file name")
-    report = write_model(doc.model, target, doc.base_dir)
+    report = write_model(doc.model, target, doc.base_dir, adopt=True)
     doc.path = target.resolve()
     doc.base_dir = doc.path.parent
     doc.undo_stack.set_clean()

@@ -18,16 +18,25 @@ import onnx
 from onnx import helper
 
 from designer.core.io.external import tensor_array
+from designer.core.memory import require
 from designer.core.transforms.dtypes import (
     CASTABLE_TYPES,
     ConversionCounts,
     array_to_tensor,
     convert_array,
     describe_counts,
+    np_dtype,
     type_name,
 )
 from designer.core.transforms.fold import constant_value
-from designer.core.transforms.graphs import Container, Names, all_names, copy_message, subgraphs
+from designer.core.transforms.graphs import (
+    Container,
+    Names,
+    all_names,
+    copy_message,
+    subgraphs,
+    tensor_nbytes,
+)
 from designer.core.transforms.log import (
     Cancel,
     Monitor,
@@ -312,6 +321,28 @@ class _Fixer:
                 vi.type.tensor_type.elem_type = self.to
 
 
+def _require_memory(
+    resolved: list[tuple[CastCandidate, onnx.TensorProto | None, onnx.NodeProto | None]], to: int
+) -> None:
+    """Refuse (OutOfMemoryError) a cast whose results would not fit: tensors are cast one at
+    a time (external ones memory-mapped, in chunks), the results held until saved, where a
+    copy of each is kept to roll back a failed save."""
+    tensors = [t for _cand, t, _node in resolved if t is not None]
+    if not tensors:
+        return
+    results = [tensor_nbytes(t) // max(_itemsize(t.data_type), 1) * _itemsize(to) for t in tensors]
+    sizes = [tensor_nbytes(t) for t in tensors]
+    needed = 2 * sum(results) + max(sizes) + (256 << 20)
+    require(needed, f"casting {len(tensors)} tensor(s) to {type_name(to)}")
+
+
+def _itemsize(elem_type: int) -> int:
+    try:
+        return int(np_dtype(elem_type).itemsize)
+    except (KeyError, TypeError, ValueError):
+        return 1
+
+
 def cast_tensors(
     model: onnx.ModelProto,
     keys: Iterable[str],
@@ -333,6 +364,7 @@ def cast_tensors(
     log = TransformLog(f"Batch Tensor Cast to {type_name(to)}")
     new = copy_message(model)
     resolved = _resolve(new, keys)
+    _require_memory(resolved, to)
     changed_by_scope: dict[str, dict[str, int]] = {}
     previews: list[CastPreview] = []
     total = ConversionCounts()

@@ -100,8 +100,22 @@ def convert_array(
     ``!= 0``.
     """
     shape = np.shape(values)
-    out, counts = _convert_flat(np.asarray(values).reshape(-1), target, clip)
+    flat = np.asarray(values).reshape(-1)
+    if flat.size <= CHUNK_ELEMENTS:
+        out, counts = _convert_flat(flat, target, clip)
+        return out.reshape(shape), counts
+    # In chunks: the float64 temporaries stay small, a memory-mapped input is read once.
+    out = np.empty(flat.size, dtype=np_dtype(target))
+    counts = ConversionCounts()
+    for start in range(0, flat.size, CHUNK_ELEMENTS):
+        part, part_counts = _convert_flat(flat[start : start + CHUNK_ELEMENTS], target, clip)
+        out[start : start + part.size] = part
+        counts.add(part_counts)
     return out.reshape(shape), counts
+
+
+#: Elements converted at a time (temporaries of a few times 4M × 8 bytes).
+CHUNK_ELEMENTS = 1 << 22
 
 
 def _convert_flat(

@@ -17,8 +17,9 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from designer.core.io.external import tensor_array
-from designer.core.transforms.graphs import Container, subgraphs
+from designer.core.io.external import is_external, tensor_array
+from designer.core.memory import available_bytes
+from designer.core.transforms.graphs import Container, subgraphs, tensor_nbytes
 from designer.core.transforms.typeinfo import NON_TENSOR, TypeMap, elem_type, static_shape
 
 
@@ -66,10 +67,19 @@ class Const:
     array: np.ndarray | None = None
 
     def value(self) -> np.ndarray:
-        if self.array is None:
-            assert self.tensor is not None
-            self.array = np.asarray(tensor_array(self.tensor, self.base_dir))
+        if self.array is not None:
+            return self.array
+        assert self.tensor is not None
+        if is_external(self.tensor):  # memory-mapped anew each time: no mapping stays open
+            return np.asarray(tensor_array(self.tensor, self.base_dir))
+        self.array = np.asarray(tensor_array(self.tensor, self.base_dir))
         return self.array
+
+    def nbytes(self) -> int:
+        """Bytes of the value, without reading it (0 for a placeholder)."""
+        if self.array is not None:
+            return int(self.array.nbytes)
+        return tensor_nbytes(self.tensor) if self.tensor is not None else 0
 
 
 def constant_value(node: onnx.NodeProto) -> np.ndarray | None:
@@ -100,7 +110,15 @@ class FoldResult:
     removed: set[int] = field(default_factory=set)  # indices into the scope's node list
     folded: dict[str, int] = field(default_factory=dict)
     too_large: int = 0
+    over_memory: int = 0  # foldable nodes kept: their values would not fit in memory
     failures: list[str] = field(default_factory=list)
+
+
+def fold_budget() -> int | None:
+    """Bytes the constants of one folding batch (inputs and results) may take: a quarter
+    of the memory still available, None when that is unknown."""
+    available = available_bytes()
+    return None if available is None else available // 4
 
 
 def _shape_value(node: onnx.NodeProto, types: TypeMap) -> list[int | None] | None:
@@ -235,6 +253,8 @@ def fold_constants(
     value in memory at once (a failing batch is retried node by node)."""
     functions = {(f.domain, f.name) for f in model.functions}
     in_function = isinstance(proto, onnx.FunctionProto)
+    budget = fold_budget()
+    spent = 0
     batch: list[tuple[int, onnx.NodeProto]] = []
     for index, node in enumerate(nodes):
         if index in result.removed:
@@ -247,6 +267,12 @@ def fold_constants(
                     batch.append((index, node))
             continue
         if _foldable(node, consts, types, functions):
+            if budget is not None:
+                need = _fold_bytes(node, consts, types)
+                if spent + need > budget:
+                    result.over_memory += 1
+                    continue
+                spent += need
             batch.append((index, node))
             for out in node.output:
                 if out:
@@ -270,6 +296,30 @@ def fold_constants(
             consts[o] = Const(array=a)
         result.removed.add(index)
         result.folded[node.op_type] = result.folded.get(node.op_type, 0) + 1
+
+
+def _fold_bytes(node: onnx.NodeProto, consts: Mapping[str, Const], types: TypeMap) -> int:
+    """Bytes folding ``node`` holds: its constant inputs and its results (a result of
+    unknown size is counted as large as the largest input)."""
+    inputs = [consts[n].nbytes() for n in node.input if n and n in consts]
+    largest = max(inputs, default=0)
+    total = sum(inputs)
+    for out in node.output:
+        if not out:
+            continue
+        shape = static_shape(types, out)
+        if shape is None or None in shape:
+            total += largest
+            continue
+        count = 1
+        for dim in shape:
+            count *= dim or 0
+        try:
+            itemsize = onnx.helper.tensor_dtype_to_np_dtype(elem_type(types, out)).itemsize
+        except (KeyError, TypeError, ValueError):
+            itemsize = 8
+        total += count * itemsize
+    return total
 
 
 def _evaluate(

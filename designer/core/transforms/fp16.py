@@ -23,6 +23,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from designer.core.io.external import tensor_array
+from designer.core.memory import require
 from designer.core.transforms.dtypes import (
     FLOAT_TYPES,
     ConversionCounts,
@@ -364,6 +365,7 @@ def convert_to_fp16(
             ctx.versions = saved
             pending = True
     monitor.step(0.2, "converting")
+    _require_memory(model, target_name)
     new_model = copy_without_initializers(model)
     rewriter = _Rewriter(ctx, options, Names(all_names(model)), log, monitor)
     rewriter.rewrite_scope(
@@ -390,6 +392,18 @@ def convert_to_fp16(
     _summarize(log, rewriter, options)
     monitor.step(1.0, "done")
     return FP16Result(new_model, log, rewriter.converted_main)
+
+
+def _require_memory(model: onnx.ModelProto, target: str) -> None:
+    """Refuse (OutOfMemoryError) a conversion whose converted weights would not fit: each
+    float32 initializer is converted one at a time (memory-mapped when external, in chunks)
+    but the converted values stay in memory until saved, where a copy of each is kept to
+    roll back a failed save."""
+    sizes = [tensor_nbytes(t) for t in model.graph.initializer if t.data_type == FLOAT]
+    if not sizes:
+        return
+    needed = sum(sizes) + max(sizes) + (256 << 20) + 2 * model.ByteSize()
+    require(needed, f"converting {len(sizes)} float32 initializer(s) to {target}")
 
 
 def _summarize(log: TransformLog, rw: _Rewriter, options: FP16Options) -> None:

@@ -144,6 +144,7 @@ class _Pass:
         for line in result.failures:
             self.log.warn(line)
         self.log.count("not_folded_too_large", result.too_large)
+        self.log.count("not_folded_memory", result.over_memory)
         if not result.removed:
             return
         self.changed = True
@@ -274,6 +275,11 @@ def _summarize(
         log.info(
             f"{log.counts['not_folded_too_large']} foldable node(s) kept: result over "
             f"{options.fold_size_threshold:,} bytes"
+        )
+    if log.counts.get("not_folded_memory"):
+        log.warn(
+            f"{log.counts['not_folded_memory']} foldable node(s) kept: their values would "
+            "not fit in the memory available"
         )
     for key, what in (
         ("removed_nodes", "unused node(s)"),

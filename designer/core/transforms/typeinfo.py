@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 import onnx
 from onnx import shape_inference
 
+from designer.core.analysis.inference import data_prop_safe
 from designer.core.transforms.graphs import Container, free_names, tensor_nbytes
 from designer.core.transforms.log import TransformError
 from designer.core.transforms.toposort import sorted_nodes
@@ -134,7 +135,9 @@ def infer_scope_types(
         )
     model_copy.functions.extend(model.functions)
     try:
-        inferred = shape_inference.infer_shapes(model_copy, strict_mode=False, data_prop=True)
+        inferred = shape_inference.infer_shapes(model_copy, strict_mode=False)
+        if data_prop_safe(inferred):  # data propagation allocates per element of 1-D values
+            inferred = shape_inference.infer_shapes(model_copy, strict_mode=False, data_prop=True)
     except Exception:  # onnx raises several types; a scope it cannot type keeps what it has
         return types
     graph = inferred.graph

@@ -146,9 +146,7 @@ def _write_svg(scene: CanvasScene, path: Path, source: QRectF, scale: float) -> 
         raise DesignerError(f"could not write the SVG to '{path}': {exc.strerror}") from None
 
 
-def _add_node_titles(
-    svg: Path, scene: CanvasScene, source: QRectF, sx: float, sy: float
-) -> None:
+def _add_node_titles(svg: Path, scene: CanvasScene, source: QRectF, sx: float, sy: float) -> None:
     """Give every node box an invisible area with a ``<title>``: its full name and type.
     Labels drawn on the canvas may be elided; the names stay searchable in the file and
     show as tooltips in SVG viewers."""
