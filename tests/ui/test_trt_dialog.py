@@ -110,6 +110,26 @@ def test_version_lacking_options_are_disabled(
     item = form.typing.model().item(form.typing.findData("obey"))  # type: ignore[attr-defined]
     assert not item.isEnabled()
     assert form.typing.currentData() != "obey"
+    # what works there instead: the FP16 conversion of the model, one undoable step
+    assert not form.convert_button.isHidden()
+    form.convert_button.click()
+    tab = window.tab()
+    assert tab is not None and tab.session.doc.path == model.resolve()
+    from designer.ui.dialogs.fp16_dialog import FP16Dialog
+
+    qtbot.waitUntil(lambda: any(isinstance(w, FP16Dialog) for w in window.findChildren(FP16Dialog)))
+    fp16 = window.findChildren(FP16Dialog)[0]
+    assert fp16.session is tab.session.root()
+    fp16.reject()
+    dialog.close()
+
+
+def test_fp16_conversion_is_not_offered_where_precision_flags_work(
+    window: MainWindow, qtbot: QtBot, model: Path
+) -> None:
+    dialog = checked_dialog(window, qtbot, model, profile=False)
+    assert str(dialog.trt_form.version).startswith("10.16")
+    assert dialog.trt_form.convert_button.isHidden()
     dialog.close()
 
 

@@ -71,7 +71,23 @@ class TrtDialog(ActivityDialog):
 
     def make_form(self) -> TrtForm:  # type: ignore[override]
         self.trt_form = TrtForm(self.profile_mode, self)
+        self.trt_form.convertRequested.connect(self.convert_model)
         return self.trt_form
+
+    def convert_model(self) -> None:
+        """Open the model (or its tab) and the FP16 conversion dialog for it: the precision
+        change that a strongly typed TensorRT accepts, as one undoable step."""
+        from designer.ui.tools.global_modification import ENTRIES, open_dialog
+
+        window, model = self.window_, self.trt_form.model_path()
+        if window is None or model is None:
+            return
+        window.open_files([model])
+        tab = window.tab()
+        if tab is None or tab.session.doc.path != model.resolve():
+            return
+        factory = next(entry[3] for entry in ENTRIES if entry[0] == "convert_fp16")
+        open_dialog(window, factory)
 
     def reset_for_target(self) -> None:
         self.detection = None

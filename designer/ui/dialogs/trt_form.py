@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -105,6 +105,7 @@ def _paths(text: str) -> list[str]:
 
 
 class TrtForm(QWidget):
+    convertRequested = Signal()  # the user asks for the FP16 conversion (strongly typed TRT)
     """Tabs General / Precision & Tactics / Optimizer (/ Profiler when ``profile``)."""
 
     def __init__(self, profile: bool, parent: QWidget | None = None) -> None:
@@ -207,6 +208,15 @@ class TrtForm(QWidget):
         )
         self.precision_note.setStyleSheet(HINT_STYLE)
         form.addRow("", self.precision_note)
+        self.convert_button = QPushButton("Convert the Model to FP16…")
+        self.convert_button.setToolTip(
+            "This TensorRT builds strongly typed networks only: the precision is the model's "
+            "own. Convert its weights and computation to float16 (one undoable step, checked "
+            "with ONNX Runtime), save, then build."
+        )
+        self.convert_button.setVisible(False)
+        self.convert_button.clicked.connect(self.convertRequested)
+        form.addRow("", self.convert_button)
         return page
 
     def _optimizer(self) -> QWidget:
@@ -366,6 +376,8 @@ class TrtForm(QWidget):
             widget.setToolTip(reason or "")
             if reason is not None and isinstance(widget, QCheckBox):
                 widget.setChecked(widget is self.native_norm or widget is self.tf32)
+        # Precision flags refused (TensorRT 11): offer the conversion that works there.
+        self.convert_button.setVisible(not self.fp16.isEnabled())
         for i in range(self.typing.count()):
             key = self.typing.itemData(i)
             reason = self._refusal(dataclasses.replace(base, typing=key))
