@@ -54,7 +54,7 @@ def test_report_tab_tables_charts_and_timeline(window: MainWindow, qtbot: QtBot)
     chart = tab.node_chart
     assert isinstance(chart, BarChartWidget)
     assert [name for name, _v in chart.bars] == [n.name for n in expected.nodes[:15]]
-    for label, bar, text, shown, value in chart._rects:  # readable: no bare "…", no overlap
+    for _label, bar, text, shown, value in chart._rects:  # readable: no bare "…", no overlap
         assert shown.strip("…") and text.left() >= bar.right() and value.endswith(" µs")
     assert max(bar.right() for _l, bar, _t, _s, _v in chart._rects) <= chart.width()
     tab.tabs.setCurrentIndex(0)
