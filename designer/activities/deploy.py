@@ -136,7 +136,10 @@ class PythonDependency:
                 self.key, self.label, DependencyState.UNAVAILABLE, f"python3 is {text}"
             )
         return DependencyStatus(
-            self.key, self.label, DependencyState.CURRENT, f"{ctx.platform.python} {text}"
+            self.key,
+            self.label,
+            DependencyState.CURRENT,
+            f"{ctx.platform.describe()} ({ctx.platform.python} {text})",
         )
 
     def deploy(self, ctx: DeployContext) -> None:

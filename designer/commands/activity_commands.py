@@ -248,11 +248,7 @@ def _connection_test(args: argparse.Namespace) -> int:
         deploy = target.check_writable(conn.deploy_dir)
     finally:
         target.close()
-    py = ".".join(map(str, platform.python_version)) if platform.python_version else "none"
-    print(
-        f"{conn.name}: OK ({platform.system} {platform.machine}, python3 {py}, "
-        f"deployment folder {deploy} writable)"
-    )
+    print(f"{conn.name}: OK ({platform.describe()}, deployment folder {deploy} writable)")
     return 0
 
 

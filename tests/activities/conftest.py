@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import uuid
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from aarch64_sshd import Aarch64Env, start_or_skip
 from sshd import (
     SshServer,
     TestUser,
@@ -121,3 +123,10 @@ def deployed(ssh_env: SshEnv, wheel_cache: Path) -> Iterator[str]:
     yield rel
     with ssh_env.connect() as target:
         target.remove(target.resolve(rel))
+
+
+@pytest.fixture(scope="session")
+def aarch64_env() -> Iterator[Aarch64Env]:
+    """The emulated aarch64 SSH target (Debian 12 arm64 under qemu-user; see aarch64.py)."""
+    with contextlib.ExitStack() as stack:
+        yield start_or_skip(stack)

@@ -109,6 +109,19 @@ class PlatformInfo:
     python_version: tuple[int, int, int] | None
     platform_tags: tuple[str, ...]  # pip --platform values, most specific first
     home: str
+    os_name: str = ""  # "Debian 12", "Ubuntu 22.04" (from /etc/os-release); "" if unknown
+
+    def describe(self) -> str:
+        """``Linux aarch64, Debian 12, Python 3.11`` (what the connection test and the
+        dependency panel show)."""
+        parts = [f"{self.system} {self.machine}".strip() or "unknown system"]
+        if self.os_name:
+            parts.append(self.os_name)
+        if self.python_version is None:
+            parts.append("no python3")
+        else:
+            parts.append(f"Python {self.python_version[0]}.{self.python_version[1]}")
+        return ", ".join(parts)
 
     @property
     def python_tag(self) -> str:
@@ -193,8 +206,26 @@ PLATFORM_PROBE = (
     "print(json.dumps({'system':platform.system(),'machine':platform.machine(),"
     "'python':sys.executable,'version':list(sys.version_info[:3]),"
     "'platform':sysconfig.get_platform(),'libc':list(platform.libc_ver()),"
-    "'home':os.path.expanduser('~')}))"
+    "'home':os.path.expanduser('~'),'os_release':open('/etc/os-release').read()"
+    " if os.access('/etc/os-release',os.R_OK) else ''}))"
 )
+
+
+def os_name_from_release(text: str) -> str:
+    """``Debian 12`` from /etc/os-release's NAME (without "GNU/Linux") and VERSION_ID."""
+    import shlex
+
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip().isidentifier():
+            try:
+                words = shlex.split(value)
+            except ValueError:
+                continue
+            fields[key.strip()] = words[0] if words else ""
+    name = fields.get("NAME", "").replace(" GNU/Linux", "").strip()
+    return f"{name} {fields.get('VERSION_ID', '')}".strip()
 
 
 def platform_tags(machine: str, libc: Sequence[str], system: str) -> tuple[str, ...]:
@@ -234,4 +265,5 @@ def parse_platform_probe(stdout: str, home_fallback: str) -> PlatformInfo:
             str(data.get("machine", "")), data.get("libc") or [], str(data.get("system", ""))
         ),
         home=str(data.get("home") or home_fallback),
+        os_name=os_name_from_release(str(data.get("os_release") or "")),
     )

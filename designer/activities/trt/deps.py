@@ -54,7 +54,8 @@ class SystemTensorRT:
         det = self.detection
         if det.found:
             return DependencyStatus(self.key, self.label, DependencyState.CURRENT, det.summary)
-        return DependencyStatus(self.key, self.label, DependencyState.UNAVAILABLE, det.reason)
+        # det.summary: "no TensorRT: <what to do>", the panel's third state by name.
+        return DependencyStatus(self.key, self.label, DependencyState.UNAVAILABLE, det.summary)
 
     def deploy(self, ctx: DeployContext) -> None:
         raise DeployError(f"{ctx.target.name}: {self.detection.reason}")

@@ -84,7 +84,7 @@ def _local_check(
         "python",
         "Python ≥ 3.9",
         DependencyState.CURRENT if ok else DependencyState.UNAVAILABLE,
-        f"{p.python} {version}",
+        f"{p.describe()} ({p.python} {version})",
     )
     signals.dependency.emit(1, 2, python)
     probe = target.run(

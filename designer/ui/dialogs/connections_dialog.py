@@ -341,9 +341,8 @@ class ConnectionsDialog(QDialog):
             self.show_result(f"Failed: {error}", ok=False)
             return
         p = found.platform
-        py = ".".join(map(str, p.python_version)) if p.python_version else "not found"
         self.show_result(
-            f"OK in {found.seconds:.1f} s: {p.system} {p.machine}, python3 {py}; "
+            f"OK in {found.seconds:.1f} s: {p.describe()}; "
             f"deployment folder {found.deploy_dir} is writable.",
             ok=True,
         )
