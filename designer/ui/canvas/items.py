@@ -43,6 +43,7 @@ class NodeItem(QGraphicsItem):
         "badge_label",
         "color",
         "heat",
+        "heat_fill",
         "heat_label",
         "height",
         "key",
@@ -63,6 +64,7 @@ class NodeItem(QGraphicsItem):
         self.tags: list[tuple[int, str, str, bool]] = _NO_TAGS
         self.heat = -1.0  # profile overlay: 0..1 of the hottest node, -1 when none
         self.heat_label = ""
+        self.heat_fill: QColor | None = None  # comparison overlay: faster/slower colour
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(NODE_Z)
         self.set_view(view, size)
@@ -108,10 +110,11 @@ class NodeItem(QGraphicsItem):
             self.problem, self.problem_text = level, text
             self.update()
 
-    def set_heat(self, heat: float, label: str = "") -> None:
-        """Profile overlay: tint by ``heat`` (0..1, -1 clears) and show ``label`` (a share)."""
-        if (heat, label) != (self.heat, self.heat_label):
-            self.heat, self.heat_label = heat, label
+    def set_heat(self, heat: float, label: str = "", fill: QColor | None = None) -> None:
+        """Profile overlay: tint by ``heat`` (0..1, -1 clears) and show ``label`` (a share);
+        ``fill`` replaces the heat colour (the comparison overlay's faster/slower colours)."""
+        if (heat, label, fill) != (self.heat, self.heat_label, self.heat_fill):
+            self.heat, self.heat_label, self.heat_fill = heat, label, fill
             self.update()
 
     def _update_bounds(self) -> None:
@@ -207,7 +210,7 @@ class NodeItem(QGraphicsItem):
         )
         hot = self.heat >= 0.0 and is_op
         if hot:
-            fill = heat_color(self.heat)
+            fill = heat_color(self.heat) if self.heat_fill is None else self.heat_fill
         if lod < st.LOD_TERMINALS:  # far away: a plain box in the category colour
             painter.setPen(_NO_PEN)
             box = fill if hot else self.color if is_op else fill.darker(130)
@@ -345,6 +348,15 @@ class NodeItem(QGraphicsItem):
             Qt.AlignmentFlag.AlignCenter,
             "!",
         )
+
+
+def diff_color(change: float) -> QColor:
+    """Comparison overlay fill for ``change`` in -1..1: green (faster) through pale grey
+    (unchanged) to red (slower); strong colours (|change| > 0.55) take white text."""
+    c = min(max(change, -1.0), 1.0)
+    hue = 0.33 if c < 0 else 0.0
+    m = abs(c)
+    return QColor.fromHsvF(hue, 0.08 + 0.72 * m, 1.0 - 0.42 * m)
 
 
 def heat_color(heat: float) -> QColor:

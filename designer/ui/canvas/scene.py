@@ -79,6 +79,7 @@ class CanvasScene(QGraphicsScene):
         self.pinned_outer: set[str] = set()  # outer-scope values shown even when unused
         self._problems: dict[int, tuple[int, str]] = {}
         self._overlay: dict[int, tuple[float, str]] = {}  # key -> (heat 0..1, label)
+        self._overlay_fills: dict[int, QColor] = {}  # comparison overlay colours
         self.generation = 0  # bumped on every geometry change (the overview cache key)
         self._content: QRectF | None = None  # cached content_rect
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
@@ -372,17 +373,28 @@ class CanvasScene(QGraphicsScene):
         """Tint nodes by their share of time (key -> 0..1); colours are relative to the
         hottest node, labels show the share itself. None (or empty) clears the overlay."""
         touched = set(self._overlay)
-        self._overlay = {}
+        self._overlay, self._overlay_fills = {}, {}
         if shares:
             top = max(shares.values()) or 1.0
             self._overlay = {k: (v / top, f"{100.0 * v:.1f}%") for k, v in shares.items()}
         touched |= set(self._overlay)
         self._apply_overlay({k: self.node_items[k] for k in touched if k in self.node_items})
 
+    def set_diff_overlay(self, changes: dict[int, tuple[float, str]] | None) -> None:
+        """Comparison overlay: key -> (change -1..1, label); faster (negative) green, slower
+        (positive) red, the strength by the size of the change. None clears it."""
+        from designer.ui.canvas.items import diff_color
+
+        touched = set(self._overlay)
+        self._overlay = {k: (abs(c), label) for k, (c, label) in (changes or {}).items()}
+        self._overlay_fills = {k: diff_color(c) for k, (c, _l) in (changes or {}).items()}
+        touched |= set(self._overlay)
+        self._apply_overlay({k: self.node_items[k] for k in touched if k in self.node_items})
+
     def _apply_overlay(self, items: dict[int, NodeItem]) -> None:
         for key, item in items.items():
             heat, label = self._overlay.get(key, (-1.0, ""))
-            item.set_heat(heat, label)
+            item.set_heat(heat, label, self._overlay_fills.get(key))
 
     def overlay_keys(self) -> set[int]:
         return set(self._overlay)

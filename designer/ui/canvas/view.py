@@ -362,6 +362,13 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
         self.canvas.set_overlay(shares)
         self.overview.invalidate()
 
+    def set_diff_overlay(self, changes: dict[int, tuple[float, str]] | None) -> None:
+        """Colour nodes by how much faster (green) or slower (red) a second run was
+        (node key -> (change -1..1, label)); None clears."""
+        self.flush()
+        self.canvas.set_diff_overlay(changes)
+        self.overview.invalidate()
+
     def settings_help(self) -> str:
         return NAVIGATION_HELP
 

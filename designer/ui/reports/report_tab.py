@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from designer.activities.reports import ModelNode, model_nodes, parse_ort_profile, write_tables
+from designer.activities.reports import ModelNode, model_nodes, parse_ort_profile
 from designer.activities.reports.ort_profile import OrtProfileReport
 from designer.ui.jobs import Job, start_job_with
 from designer.ui.reports.charts import bar_chart
@@ -206,15 +206,22 @@ class ReportTab(QWidget):
         return Path(chosen) if chosen else None
 
     def export(self, formats: tuple[str, ...]) -> list[Path]:
-        """Write every table as ``<profile>_<table>.<ext>`` into a chosen folder."""
+        """Write the E-1 reports (summary, detail, op_type, iteration, kernel, expert over
+        the warm-up range) and the timeline as ``<profile>_<report>.<ext>`` into a chosen
+        folder."""
+        from designer.core.errors import DesignerError
+        from designer.ui.reports.analysis_view import export_analysis
+
         folder = self.ask_export_folder()
         if folder is None:
             return []
-        name = self.profile.name.removesuffix(".json")
         try:
-            written = write_tables(self.tables, folder, name, formats)  # type: ignore[arg-type]
+            written = export_analysis(self, folder, formats, {"timeline": self.tables["timeline"]})
         except OSError as exc:
             self.message.setText(f"Export failed: {folder}: {exc.strerror or exc}")
+            return []
+        except (DesignerError, ValueError) as exc:
+            self.message.setText(f"Export failed: {exc}")
             return []
         self.message.setText(f"Wrote {len(written)} files to {folder}")
         return written

@@ -1,0 +1,177 @@
+"""Detectors about arithmetic: FP32 where Tensor Cores could run FP16/BF16, and channel or
+GEMM dimensions that are not multiples of 8 (Tensor Core kernels need them)."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from designer.activities.analysis.detectors.base import Context, Detector, Finding
+from designer.activities.analysis.stats import NodeTimes
+
+__all__ = ["Alignment8", "Fp32TensorCore", "compute_heavy"]
+
+_ORT_HEAVY = {
+    "Conv",
+    "ConvTranspose",
+    "FusedConv",
+    "NhwcConv",
+    "MatMul",
+    "FusedMatMul",
+    "Gemm",
+    "FusedGemm",
+    "Attention",
+    "MultiHeadAttention",
+    "GroupQueryAttention",
+    "PackedAttention",
+}
+_TRT_HEAVY = {
+    "Convolution",
+    "Deconvolution",
+    "MatrixMultiply",
+    "FullyConnected",
+    "CaskConvolution",
+    "CaskGemmConvolution",
+    "CaskDeconvolution",
+    "CaskGemmMatrixMultiply",
+    "gemm",
+}
+_GPU = (
+    "CUDAExecutionProvider",
+    "TensorrtExecutionProvider",
+    "ROCMExecutionProvider",
+    "DmlExecutionProvider",
+    "TensorRT",
+)
+#: Assumed speed-up of FP16/BF16 Tensor Core kernels over FP32 ones (conservative: the
+#: peak ratio over TF32 on A100/H100 is 2x, over plain FP32 far more).
+SPEEDUP = 2.0
+
+
+def compute_heavy(t: NodeTimes) -> bool:
+    op = t.node.op_type
+    return op in _ORT_HEAVY or op in _TRT_HEAVY or "Attention" in op
+
+
+class Fp32TensorCore(Detector):
+    id = "fp32-tensor-core"
+    title = "Compute-heavy layers in FP32"
+
+    def detect(self, context: Context) -> list[Finding]:
+        heavy = [
+            t
+            for t in context.stats.nodes
+            if compute_heavy(t) and t.node.precision in ("FP32", "TF32")
+        ]
+        if not heavy:
+            return []
+        us = sum(t.per_iteration_us for t in heavy)
+        share = sum(t.percent for t in heavy)
+        gpu = any(t.node.device in _GPU for t in heavy)
+        nodes = tuple(
+            dict.fromkeys(n for t in heavy for n in (t.node.onnx_nodes or (t.node.name,)))
+        )
+        ops = ", ".join(sorted({t.node.op_type for t in heavy}))
+        problem = (
+            f"{len(heavy)} compute-heavy node(s) ({ops}) run in FP32: {share:.1f}% of node time"
+        )
+        if gpu:
+            fix = (
+                "Run them in FP16 (or BF16) so Tensor Cores do the work: convert the model "
+                "(Tools > Global Model Modification > FP16, or onnx-designer fp16 IN OUT "
+                "--keep-io-types) or build the TensorRT engine with --fp16/--bf16"
+            )
+            gain: tuple[float | None, float | None] = context.gain(us * (1.0 - 1.0 / SPEEDUP))
+        else:
+            stored = _stored_half(context, nodes)
+            if stored:
+                problem += (
+                    f"; the model stores {stored} of them in FP16, but this CPU provider has "
+                    "no FP16 kernels for them, so ONNX Runtime ran them in FP32 behind Cast "
+                    "nodes it inserted"
+                )
+                fix = (
+                    "Profile the FP16 model on a GPU provider (CUDA or TensorRT), where these "
+                    "run on FP16 Tensor Cores; on the CPU keep the FP32 model"
+                )
+            else:
+                fix = (
+                    "On a GPU these would use FP16/BF16 Tensor Cores: profile with the CUDA or "
+                    "TensorRT execution provider after converting the model to FP16 "
+                    "(onnx-designer fp16 IN OUT --keep-io-types); on this CPU provider FP16 "
+                    "gives no such gain"
+                )
+            gain = (None, None)
+        return [
+            Finding(
+                self.id,
+                "high" if gpu and share >= 20.0 else "medium" if gpu else "low",
+                problem,
+                fix,
+                nodes,
+                *gain,
+            )
+        ]
+
+
+def _stored_half(context: Context, names: tuple[str, ...]) -> int:
+    """How many of the ONNX nodes ``names`` have FP16/BF16 weights in the model."""
+    model = context.model or context.profile.model
+    if model is None:
+        return 0
+    half = {TensorProto.FLOAT16, TensorProto.BFLOAT16}
+    weights = {i.name for i in model.graph.initializer if i.data_type in half}
+    wanted = set(names)
+    return sum(
+        1
+        for node in model.graph.node
+        if node.name in wanted and any(i in weights for i in node.input)
+    )
+
+
+def _dims(t: NodeTimes) -> list[tuple[str, int]]:
+    """(what, size) of the dimensions Tensor Core kernels want as multiples of 8."""
+    op = t.node.op_type
+    ins = t.node.input_shapes
+    out: list[tuple[str, int]] = []
+    if op in ("Conv", "FusedConv", "ConvTranspose", "Convolution", "CaskConvolution"):
+        if len(ins) >= 2 and len(ins[1]) >= 2:  # ORT: the weight [K, C/g, kh, kw]
+            out += [("output channels", ins[1][0]), ("input channels", ins[1][1])]
+        elif ins and len(ins[0]) >= 2:  # TensorRT: activations [N, C, H, W]
+            out.append(("input channels", ins[0][1]))
+            outs = t.node.output_shapes
+            if outs and len(outs[0]) >= 2:
+                out.append(("output channels", outs[0][1]))
+    elif op in ("MatMul", "FusedMatMul", "Gemm", "FusedGemm", "MatrixMultiply"):
+        outs = t.node.output_shapes  # K from the first input, N from the output [.., M, N]
+        if ins and ins[0] and outs and outs[0]:
+            out += [("K", ins[0][-1]), ("N", outs[0][-1])]
+    return [(w, d) for w, d in out if d > 0]
+
+
+class Alignment8(Detector):
+    id = "alignment-8"
+    title = "Channel/GEMM dimensions not multiples of 8"
+
+    def detect(self, context: Context) -> list[Finding]:
+        findings = []
+        for t in context.stats.nodes:
+            if not compute_heavy(t):
+                continue
+            # An image's 1-4 input channels cannot be changed; every other size can be padded.
+            bad = [(w, d) for w, d in _dims(t) if d % 8 and not (w == "input channels" and d <= 4)]
+            if not bad:
+                continue
+            sizes = ", ".join(f"{w} {d}" for w, d in bad)
+            padded = ", ".join(f"{d} -> {d + (-d) % 8}" for _w, d in bad)
+            findings.append(
+                Finding(
+                    self.id,
+                    "medium" if t.percent >= 5.0 else "low",
+                    f"{t.node.op_type} {t.node.name}: {sizes} not a multiple of 8 "
+                    f"({t.percent:.1f}% of node time); Tensor Core kernels need multiples of 8",
+                    f"Pad the weights to multiples of 8 ({padded}) or choose layer sizes "
+                    "that are multiples of 8 when training",
+                    t.node.onnx_nodes or (t.node.name,),
+                )
+            )
+        return findings
