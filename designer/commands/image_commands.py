@@ -18,6 +18,7 @@ def _export_image(args: argparse.Namespace) -> int:
         grid_color=args.grid_color,
         scale=args.scale,
         show_constants=args.show_constants,
+        collapse=args.collapse,
     )
     if message:
         print(message, file=sys.stderr)
@@ -45,5 +46,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     parser.add_argument(
         "--show-constants", action="store_true", help="draw Constant nodes (hidden by default)"
+    )
+    parser.add_argument(
+        "--collapse",
+        metavar="DEPTH|auto",
+        help="keep DEPTH levels of the model's module-scope tree open (from scoped node "
+        "names or the exporter's name_scopes metadata) and draw each deeper module as one "
+        "box labelled with its scope name; 'auto' picks the deepest level that keeps the "
+        "view to a few dozen boxes",
     )
     parser.set_defaults(handler=_export_image)

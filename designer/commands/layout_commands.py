@@ -15,7 +15,10 @@ def _layout(args: argparse.Namespace) -> int:
 
     ensure_app()
     scene, notes = headless_scene(
-        Path(args.model), scope=args.scope, show_constants=args.show_constants
+        Path(args.model),
+        scope=args.scope,
+        show_constants=args.show_constants,
+        collapse=args.collapse,
     )
     data = scene_layout(scene, args.scope or "main")
     text = json.dumps(data, indent=1 if args.indent else None, ensure_ascii=False)
@@ -54,4 +57,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--show-constants", action="store_true", help="draw Constant nodes (hidden by default)"
     )
     parser.add_argument("--indent", action="store_true", help="indent the JSON")
+    parser.add_argument(
+        "--collapse",
+        metavar="DEPTH|auto",
+        help="keep DEPTH levels of the model's module-scope tree open (from scoped node "
+        "names or the exporter's name_scopes metadata) and draw each deeper module as one "
+        "box labelled with its scope name; 'auto' picks the deepest level that keeps the "
+        "view to a few dozen boxes",
+    )
     parser.set_defaults(handler=_layout)

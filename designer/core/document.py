@@ -72,6 +72,9 @@ class Document:
         self.path = path
         self.base_dir: Path | None = path.parent if path is not None else None
         self.positions: dict[ScopeId, dict[int, Position]] = {}
+        #: View state saved with the positions: ids of the module groups drawn collapsed
+        #: on each scope's canvas (designer.core.hierarchy.Group.id).
+        self.collapsed: dict[ScopeId, set[str]] = {}
         self.undo_stack = UndoStack(self)
         self._listeners: list[Listener] = []
         self._keygen = _KeyGenerator()

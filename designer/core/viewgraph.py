@@ -28,6 +28,7 @@ class NodeKind(Enum):
     INPUT = "input"  # a graph input, drawn as a node with one output terminal
     OUTPUT = "output"  # a graph output, drawn as a node with one input terminal
     OUTER = "outer"  # a value of an enclosing graph read here, drawn like a graph input
+    GROUP = "group"  # a collapsed module scope (designer.core.collapse): one box for its nodes
 
 
 class TerminalState(Enum):
@@ -62,6 +63,7 @@ class ViewNode:
     is_function_call: bool = False
     function: tuple[str, str, str] | None = None  # (domain, name, overload) of a local call
     precision: str = ""  # TensorRT layer precision constraint (main graph only), "" if none
+    group: str = ""  # GROUP: the id of the collapsed group (designer.core.hierarchy.Group.id)
 
 
 #: ``ViewEdge.target_index`` of a value the target's subgraphs read (no input terminal).

@@ -53,6 +53,24 @@ class Settings:
     def show_constants(self, on: bool) -> None:
         self.store.setValue("canvas/show_constants", on)
 
+    @property
+    def collapse_large_models(self) -> bool:
+        """Open models above :attr:`collapse_above_nodes` nodes collapsed by module scope."""
+        return _bool(self.store.value("canvas/collapse_large_models"), True)
+
+    @collapse_large_models.setter
+    def collapse_large_models(self, on: bool) -> None:
+        self.store.setValue("canvas/collapse_large_models", on)
+
+    @property
+    def collapse_above_nodes(self) -> int:
+        value = self.store.value("canvas/collapse_above_nodes")
+        return int(str(value)) if value not in (None, "") else 20_000
+
+    @collapse_above_nodes.setter
+    def collapse_above_nodes(self, count: int) -> None:
+        self.store.setValue("canvas/collapse_above_nodes", count)
+
     # documents
     @property
     def default_opset(self) -> int | None:

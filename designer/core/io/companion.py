@@ -3,16 +3,22 @@
 File: ``<model file name>.designer.json`` beside the model (``resnet.onnx`` →
 ``resnet.onnx.designer.json``). Format (JSON, UTF-8)::
 
-    {"format": "onnx-designer-layout", "version": 1,
+    {"format": "onnx-designer-layout", "version": 2,
      "scopes": {"main": {"conv1": [x, y], "#7": [x, y], ...},
                 "main/If_0/then_branch": {...},
-                "function/local.fn/ScaledAdd/": {...}}}
+                "function/local.fn/ScaledAdd/": {...}},
+     "collapsed": {"main": ["m/model/layers.0", ...]}}
 
 Nodes are keyed by name; a node without a name is keyed ``#<index>`` (its position in the
 node list); graph inputs and outputs (drawn as nodes) are ``input:NAME`` /
 ``output:NAME``. Scopes are keyed by the path of node and attribute names that leads to
 them. Positions of nodes the model no longer has are dropped on load; nodes without a saved
 position are laid out. Writing is atomic (a flushed temporary file, then one rename).
+
+Version 2 adds the optional ``collapsed`` object: per scope, the ids (module paths joined by
+``/``, see :mod:`designer.core.hierarchy`) of the module groups the canvas draws as one box.
+It is view state, not part of the model. Version 1 files (no ``collapsed``) read as before,
+and a version 1 reader ignores the key.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from designer.core.io.atomic import write_atomic
 from designer.core.scope import Scope, ScopeId
 
 FORMAT = "onnx-designer-layout"
-VERSION = 1
+VERSION = 2
 
 
 class LayoutFileError(DesignerError):
@@ -73,7 +79,18 @@ def positions_to_json(doc: Document) -> dict[str, object]:
             elif io is not None and io[0] == scope_id:
                 entries[f"{io[1]}:{io[2]}"] = [round(x, 2), round(y, 2)]
         scopes[label] = entries
-    return {"format": FORMAT, "version": VERSION, "scopes": scopes}
+    data: dict[str, object] = {"format": FORMAT, "version": VERSION, "scopes": scopes}
+    collapsed = {}
+    for scope_id, ids in doc.collapsed.items():
+        try:
+            label = scope_label(doc, scope_id)
+        except KeyError:
+            continue
+        if ids:
+            collapsed[label] = sorted(ids)
+    if collapsed:
+        data["collapsed"] = collapsed
+    return data
 
 
 def save_positions(doc: Document, model_path: Path) -> Path:
@@ -127,6 +144,14 @@ def load_positions(doc: Document, model_path: Path) -> int:
                 continue
             table[key] = (float(value[0]), float(value[1]))
             restored += 1
+    collapsed = data.get("collapsed")
+    if isinstance(collapsed, dict):
+        for label, ids in collapsed.items():
+            scope = by_label.get(label)
+            if scope is not None and isinstance(ids, list):
+                chosen = {i for i in ids if isinstance(i, str) and i}
+                if chosen:
+                    doc.collapsed[scope.id] = chosen
     return restored
 
 

@@ -8,7 +8,9 @@ from pathlib import Path
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication
 
+from designer.core.collapse import collapse_graph, groups_below, parse_depth
 from designer.core.errors import DesignerError
+from designer.core.hierarchy import build_hierarchy
 from designer.core.io import open_document
 from designer.core.io.companion import LayoutFileError, load_positions, scope_label
 from designer.core.scope import MAIN_SCOPE
@@ -23,10 +25,14 @@ def headless_scene(
     scope: str | None = None,
     show_constants: bool = False,
     show_grid: bool = False,
+    collapse: str | None = None,
 ) -> tuple[CanvasScene, list[str]]:
     """The scene the canvas would show for ``model`` (its saved layout, else a fresh one) at
     ``scope`` (a layout-file scope path such as ``main/If_0/then_branch``; default main), and
-    notes (a layout file ignored). Needs a QApplication; DesignerError for bad input."""
+    notes (a layout file ignored). ``collapse`` (a depth, or ``auto``) keeps that many levels
+    of the module-scope tree open and draws each deeper group as one box (laid out afresh);
+    without it, groups the layout file saved as collapsed are drawn collapsed.
+    Needs a QApplication; DesignerError for bad input."""
     doc = open_document(model)
     notes = []
     try:
@@ -44,6 +50,17 @@ def headless_scene(
     scene = CanvasScene(doc, scope_id, show_constants=show_constants, show_grid=show_grid)
     graph = scene.build_graph()
     placement = None
+    if collapse is not None:  # replaces a collapsed state saved in the layout file
+        scene.collapsed = set()
+        graph = scene.build_graph()
+        hierarchy = build_hierarchy(doc, scope_id)
+        try:
+            depth = parse_depth(collapse, graph, hierarchy)
+        except ValueError as exc:
+            raise DesignerError(str(exc)) from None
+        graph = collapse_graph(graph, hierarchy, groups_below(hierarchy, depth))
+        scene.positions.clear()  # positions of the expanded graph do not fit the boxes
+        notes.append(f"collapsed to depth {depth}: {len(graph.nodes)} boxes")
     if needs_full_layout(graph, scene.positions):
         placement = layout_graph(graph, scene.sizes(graph))
     scene.rebuild(graph, placement)
@@ -65,6 +82,7 @@ def export_model_image(
     grid_color: str = "#e2e5ea",
     scale: float = 1.0,
     show_constants: bool = False,
+    collapse: str | None = None,
 ) -> tuple[int, int, str]:
     """Lay out ``model`` (or use its companion layout file) and write its canvas to ``out``.
 
@@ -83,7 +101,9 @@ def export_model_image(
         background=colors["background"], grid=grid, grid_color=colors["grid colour"], scale=scale
     )
     format_for(out, options)  # fail on a bad suffix before the (slow) layout
-    scene, notes = headless_scene(model, show_constants=show_constants, show_grid=grid)
+    scene, notes = headless_scene(
+        model, show_constants=show_constants, show_grid=grid, collapse=collapse
+    )
     message = render_scene_to_file(scene, out, options)
     if message:
         notes.append(message)

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QMenu
 from designer.core.summary import type_text
 from designer.core.viewgraph import NodeKind, outer_values
 from designer.ui.canvas import controller
+from designer.ui.canvas.collapse_view import member_moves
 from designer.ui.canvas.items import EdgeItem, LinkPreviewItem, NodeItem
 from designer.ui.canvas.precision_menu import popup_precision_menu
 
@@ -148,6 +149,8 @@ class InteractionMixin:
             return False
         items = self.canvas.node_items
         positions = {k: (items[k].x(), items[k].y()) for k in origins if k in items}
+        if self.canvas.collapsed:  # a dragged group box moves the nodes inside it
+            positions = member_moves(self.canvas, positions)
         if not self.session.push(controller.move_edit(self.scope_id, positions)):
             self.canvas.positions_changed(list(origins))  # refused (read-only): move back
         return True

@@ -76,7 +76,13 @@ class NodeItem(QGraphicsItem):
         self.view = view
         self.width, self.height = size
         self.label = st.elide(view.name, "name", self.width - 2 * st.TEXT_PAD + 4)
-        self.color = st.category_color(view) if view.kind == NodeKind.OP else st.IO_BORDER
+        self.color = (
+            st.category_color(view)
+            if view.kind == NodeKind.OP
+            else st.GROUP_COLOR
+            if view.kind == NodeKind.GROUP
+            else st.IO_BORDER
+        )
         self.badge_label = view.precision.upper()
         self._badge = _NO_BADGE
         self._type_rect = QRectF(0.0, 21.0, self.width, 16.0)
@@ -198,9 +204,11 @@ class NodeItem(QGraphicsItem):
         lod = _lod(painter)
         selected = self.isSelected()
         view = self.view
-        is_op = view.kind == NodeKind.OP
+        is_op = view.kind == NodeKind.OP or view.kind == NodeKind.GROUP  # boxes with a type line
         fill = (
-            st.NODE_FILL
+            st.GROUP_FILL
+            if view.kind == NodeKind.GROUP
+            else st.NODE_FILL
             if is_op
             else st.INPUT_FILL
             if view.kind == NodeKind.INPUT

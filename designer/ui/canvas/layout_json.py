@@ -6,7 +6,10 @@ Read from a real (offscreen) scene, not recomputed: box ids are the layout file'
 coordinates are scene units with y pointing down, and each link's points run from the
 source's output terminal through its bends to the target's input terminal. Stubs (widely
 read or far tensors) and graph-input proxies drawn above a reader are boxes of kind ``stub``
-and ``proxy`` with the reader's id as ``target``.
+and ``proxy`` with the reader's id as ``target``. A collapsed module scope
+(``--collapse``) is one box of kind ``group``, id ``group:<scope path>``, labelled with its
+scope name (e.g. ``layers.3``), with ``group`` (the path) and ``caption`` (op and parameter
+counts).
 """
 
 from __future__ import annotations
@@ -20,10 +23,13 @@ from designer.ui.canvas.scene import CanvasScene
 FORMAT = "onnx-designer-canvas"
 VERSION = 1
 _PREFIX = {NodeKind.INPUT: "input", NodeKind.OUTPUT: "output", NodeKind.OUTER: "outer"}
+_GROUP = NodeKind.GROUP
 
 
 def box_id(doc: Document, scope_id: ScopeId, view: ViewNode) -> str:
     """The id a box has in the layout file (stable across reopening)."""
+    if view.kind is _GROUP:
+        return f"group:{view.group}"
     prefix = _PREFIX.get(view.kind)
     if prefix is not None:
         return f"{prefix}:{view.name}"
@@ -95,4 +101,7 @@ def _box(box: str, item: NodeItem) -> dict[str, object]:
         entry["type"] = view.op_type
         if view.domain:
             entry["domain"] = view.domain
+    elif view.kind is _GROUP:
+        entry["group"] = view.group
+        entry["caption"] = view.op_type
     return entry

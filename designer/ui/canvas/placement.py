@@ -54,9 +54,9 @@ def proxied_inputs(graph: ViewGraph) -> dict[int, str]:
 
 
 def stubbed_outputs(graph: ViewGraph) -> dict[tuple[int, int], str]:
-    """Operator outputs (node key, output index) → tensor read by more than STUB_FANOUT
-    distinct nodes. O(edges)."""
-    ops = {n.key for n in graph.nodes if n.kind == NodeKind.OP}
+    """Operator and collapsed-group outputs (node key, output index) → tensor read by more
+    than STUB_FANOUT distinct nodes. O(edges)."""
+    ops = {n.key for n in graph.nodes if n.kind in (NodeKind.OP, NodeKind.GROUP)}
     readers: dict[tuple[int, int], set[int]] = {}
     tensors: dict[tuple[int, int], str] = {}
     for edge in graph.edges:

@@ -22,6 +22,7 @@ from designer.core.document import Document
 from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.core.viewgraph import ViewEdge, ViewGraph, build_view_graph, gc_paused
 from designer.ui.canvas import style as st
+from designer.ui.canvas.collapse_view import collapsed_graph
 from designer.ui.canvas.items import EdgeItem, NodeItem, edge_path_xy
 from designer.ui.canvas.placement import (
     Placement,
@@ -124,16 +125,32 @@ class CanvasScene(QGraphicsScene):
             self._schedule_edges()
 
     @property
+    def collapsed(self) -> set[str]:
+        """Ids of the module groups drawn as one box (view state kept by the document and
+        saved in its layout file)."""
+        return self.doc.collapsed.get(self.scope_id, set())
+
+    @collapsed.setter
+    def collapsed(self, ids: set[str]) -> None:
+        if ids:
+            self.doc.collapsed[self.scope_id] = set(ids)
+        else:
+            self.doc.collapsed.pop(self.scope_id, None)
+
+    @property
     def positions(self) -> dict[int, Point]:
         return self.doc.positions.setdefault(self.scope_id, {})
 
     def build_graph(self) -> ViewGraph:
-        return build_view_graph(
+        graph = build_view_graph(
             self.doc,
             self.scope_id,
             show_constants=self.show_constants,
             pinned_outer=self.pinned_outer,
         )
+        if self.collapsed:  # module scopes drawn as one box each (view state)
+            graph = collapsed_graph(self, graph)
+        return graph
 
     def sizes(self, graph: ViewGraph) -> dict[int, tuple[float, float]]:
         return {n.key: st.node_size(n) for n in graph.nodes}

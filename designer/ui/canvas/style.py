@@ -71,6 +71,8 @@ OUTER_FILL = QColor("#ece3f7")  # a value of an enclosing graph (subgraph tabs)
 OUTPUT_FILL = QColor("#fde8d4")
 STUB_FILL = QColor("#e4e9f3")  # a stub: a widely read output, drawn at each reader
 IO_BORDER = QColor("#6f7a6f")
+GROUP_FILL = QColor("#eef1fb")  # a collapsed module scope (designer.core.collapse)
+GROUP_COLOR = QColor("#5b6ccf")
 TEXT = QColor("#1d2129")
 TEXT_DIM = QColor("#5c6370")
 EDGE = QColor("#48536b")
@@ -163,9 +165,10 @@ def text_width(text: str, which: str = "name") -> float:
 def node_size(node: ViewNode) -> tuple[float, float]:
     """Width and height of ``node``'s box: fits its name and op type (up to MAX_WIDTH, longer
     names are elided) and spaces its terminals at least TERMINAL_SPACING apart."""
-    height = OP_HEIGHT if node.kind == NodeKind.OP else IO_HEIGHT
+    boxed = node.kind == NodeKind.OP or node.kind == NodeKind.GROUP
+    height = OP_HEIGHT if boxed else IO_HEIGHT
     text = text_width(node.name)
-    if node.kind == NodeKind.OP:
+    if boxed:
         op_width = _TYPE_WIDTH.get(node.op_type)
         if op_width is None:
             op_width = _TYPE_WIDTH[node.op_type] = text_width(node.op_type, "type") + 24.0

@@ -28,6 +28,13 @@ from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.core.viewgraph import NodeKind
 from designer.ui.canvas import controller, readable
 from designer.ui.canvas.clipboard import copy_nodes, paste_edit
+from designer.ui.canvas.collapse_view import (
+    expand_group,
+    expose_keys,
+    full_graph,
+    member_keys,
+    member_moves,
+)
 from designer.ui.canvas.export import ExportOptions, render_scene_to_file
 from designer.ui.canvas.interaction import InteractionMixin
 from designer.ui.canvas.items import EdgeItem, NodeItem
@@ -179,6 +186,8 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
         changed = {
             k: p for k, p in placement.positions.items() if self.canvas.positions.get(k) != p
         }
+        if self.canvas.collapsed:  # a group box moves the nodes inside it
+            changed = member_moves(self.canvas, changed)
         if changed:
             self.session.push(controller.move_edit(self.scope_id, changed, "Arrange nodes"))
         self.canvas.set_routes(placement.routes)
@@ -234,13 +243,19 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
         self.selectionChanged.emit(self.selected_keys())
 
     def selected_keys(self) -> list[int]:
-        return [i.key for i in self.canvas.selectedItems() if isinstance(i, NodeItem)]
+        """Node keys selected (a collapsed group's box stands for the nodes inside it)."""
+        keys = [i.key for i in self.canvas.selectedItems() if isinstance(i, NodeItem)]
+        return member_keys(self.canvas, keys) if self.canvas.collapsed else keys
 
     def selected_edges(self) -> list[object]:
         return [i.edge for i in self.canvas.selectedItems() if isinstance(i, EdgeItem)]
 
     def select_keys(self, keys: Iterable[int]) -> None:
+        """Select nodes ``keys``, opening collapsed groups that hide any of them."""
         self.flush()
+        if self.canvas.collapsed:
+            keys = list(keys)
+            expose_keys(self, keys)
         self.canvas.clearSelection()
         for key in keys:
             item = self.canvas.node_items.get(key)
@@ -298,7 +313,7 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
         unpinned = self._unpin_selected()
         edit = controller.delete_edit(
             self.session.doc,
-            self.canvas.graph,
+            full_graph(self.canvas),  # a selected group box stands for its nodes
             self.selected_keys(),
             self.selected_edges(),  # type: ignore[arg-type]
         )
@@ -456,6 +471,10 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
             self._move = (start, {i.key: i.pos() for i in chosen}, False)
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        box = self._node_at(event.position().toPoint())
+        if box is not None and box.view.kind == NodeKind.GROUP:  # a collapsed module: open it
+            expand_group(self, box.view.group)
+            return
         fid = self._function_at(event.position().toPoint())
         if fid is not None and event.button() == Qt.MouseButton.LeftButton:
             self.functionRequested.emit(fid)

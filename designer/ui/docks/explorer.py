@@ -1,4 +1,5 @@
-"""Layer Explorer (L-3): the current document's layers grouped by type or name prefix,
+"""Layer Explorer (L-3): the current document's layers grouped by type, name prefix or
+module scope (a tree: ``m ▸ model ▸ layers.3 ▸ self_attn``),
 with a name filter, a sort toggle, advanced filters (gear, with a red badge counting them)
 by layer type and attribute value, and a TRT-Prec column. Double-click centres the canvas
 on a layer; the selection follows the canvas both ways."""
@@ -33,7 +34,12 @@ if TYPE_CHECKING:
     from designer.ui.main_window import DocumentTab, MainWindow
     from designer.ui.session import DocumentSession
 
-GROUP_LABELS = {"type": "Group by type", "name": "Group by name", "none": "No grouping"}
+GROUP_LABELS = {
+    "type": "Group by type",
+    "name": "Group by name",
+    "scope": "Group by scope",
+    "none": "No grouping",
+}
 EXPAND_ALL_LIMIT = 5000  # expand every group after filtering when no more rows are shown
 EXPAND_GROUP_LIMIT = 5000  # a canvas selection opens its groups up to this size
 
@@ -56,11 +62,10 @@ class ExplorerPanel(QWidget):
             self.grouping.addItem(label, key)
         self.grouping.setToolTip(
             "Type: one group per operator type. Name: groups by the name's prefix "
-            "(up to its last '/', '.' or '_')."
+            "(up to its last '/', '.' or '_'). Scope: a tree of the model's modules, from "
+            "scoped node names or the exporter's name_scopes metadata."
         )
-        self.grouping.currentIndexChanged.connect(
-            lambda _i: self.model.set_grouping(self.grouping.currentData())
-        )
+        self.grouping.currentIndexChanged.connect(lambda _i: self._grouping_changed())
         self.order = QToolButton()
         self.order.setText("A→Z")
         self.order.setCheckable(True)
@@ -79,6 +84,7 @@ class ExplorerPanel(QWidget):
         self.tree = QTreeView()
         self.tree.setModel(self.model)
         self.tree.setUniformRowHeights(True)
+        self._indentation = self.tree.indentation()
         self.tree.setMinimumHeight(40)  # many docks share the right side
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -155,6 +161,12 @@ class ExplorerPanel(QWidget):
         if text.strip() and self.model.visible_count() <= EXPAND_ALL_LIMIT:
             self.tree.expandAll()
 
+    def _grouping_changed(self) -> None:
+        grouping = self.grouping.currentData()
+        # the scope tree nests deeply: a narrow indent keeps the names readable
+        self.tree.setIndentation(10 if grouping == "scope" else self._indentation)
+        self.model.set_grouping(grouping)
+
     def _toggle_order(self, descending: bool) -> None:
         self.order.setText("Z→A" if descending else "A→Z")
         order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
@@ -203,12 +215,16 @@ class ExplorerPanel(QWidget):
         self._expanded = set()
         if not self.model.grouped:
             return  # layer rows only: nothing to expand
-        for row in range(self.model.rowCount()):
-            index = self.model.index(row, 0)
+        stack = [self.model.index(r, 0) for r in range(self.model.rowCount())]
+        while stack:  # expanded group rows (at every level of the scope tree)
+            index = stack.pop()
             if self.tree.isExpanded(index):
                 label = self.model.group_label(index)
                 if label is not None:
                     self._expanded.add(label)
+                if self.model.tree is not None:
+                    count = self.model.rowCount(index)
+                    stack.extend(self.model.index(r, 0, index) for r in range(count))
 
     def _after_reset(self) -> None:
         self._syncing = False
@@ -252,11 +268,19 @@ class ExplorerPanel(QWidget):
                 parent, first, _end = runs[0]
                 for run_parent in {r[0] for r in runs[:50] if r[0].isValid()}:
                     if self.model.rowCount(run_parent) <= EXPAND_GROUP_LIMIT:
-                        self.tree.expand(run_parent)
+                        self._expand_with_ancestors(run_parent)
                 if not parent.isValid() or self.tree.isExpanded(parent):
                     self.tree.scrollTo(self.model.index(first, 0, parent))
         finally:
             self._syncing = False
+
+    def _expand_with_ancestors(self, index: QModelIndex) -> None:
+        chain = []
+        while index.isValid():
+            chain.append(index)
+            index = self.model.parent(index)
+        for item in reversed(chain):
+            self.tree.expand(item)
 
     def _tree_selection_changed(self) -> None:
         if self._syncing or self.tab is None:

@@ -1,5 +1,6 @@
 """The Layer Explorer's model (L-3): the layers of one scope as a lazy tree, grouped by
-type, by name prefix or not at all, filtered by name, layer type and attribute values.
+type, by name prefix, by module scope (a tree, see :mod:`designer.ui.qtmodels.scope_tree`)
+or not at all, filtered by name, layer type and attribute values.
 
 Rows are computed on demand from plain records (no item objects, no per-row widgets), so
 100,000 layers build in well under a second; document events update the records of the
@@ -17,15 +18,17 @@ import onnx.helper
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from designer.core.document import ChangeKind, Document, DocumentEvent
+from designer.core.hierarchy import Hierarchy, build_hierarchy
 from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.core.trt.settings import PRECISION_KEY as _NODE_PRECISION_KEY
 from designer.core.trt.settings import node_precision
 from designer.core.values import format_value
+from designer.ui.qtmodels.scope_tree import ROOT, ScopeTree
 
 Index = QModelIndex | QPersistentModelIndex
 KEY_ROLE = int(Qt.ItemDataRole.UserRole) + 1
 COLUMNS = ("Name", "Type", "TRT-Prec")
-GROUPINGS = ("type", "name", "none")
+GROUPINGS = ("type", "name", "scope", "none")
 PRECISION_ATTRIBUTE = "TRT-Prec"  # the pseudo-attribute advanced filters use for precisions
 _PREFIX = re.compile(r"^(.*)[/._][^/._]*$")
 _LEAF_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable  # computed once: the
@@ -113,6 +116,8 @@ class ExplorerModel(QAbstractItemModel):
         self._groups: list[tuple[str, list[LayerRecord]]] = []
         self._where: dict[int, tuple[int, int]] = {}
         self._attribute_names: set[str] | None = None
+        self._hierarchy: Hierarchy | None = None  # "scope" grouping: built on first use
+        self.tree: ScopeTree | None = None  # the rows when grouped by scope
 
     # --- content ---------------------------------------------------------------------------
     def load(self, doc: Document | None, scope_id: ScopeId = MAIN_SCOPE) -> None:
@@ -120,6 +125,7 @@ class ExplorerModel(QAbstractItemModel):
         self.doc, self.scope_id = doc, scope_id
         self.records = {}
         self._attribute_names = None
+        self._hierarchy = None
         if doc is not None:
             main = scope_id.is_main
             self.records = {  # the precision check costs ~5 % of this O(n) pass
@@ -167,7 +173,9 @@ class ExplorerModel(QAbstractItemModel):
             if same and (self.sort_column != 2 or (old and old.precision) == new.precision):
                 unchanged.append(key)
             self.records[key] = new
-        if len(unchanged) == len(keys) and not self.attribute_filters:
+        if len(unchanged) != len(keys):
+            self._hierarchy = None  # names changed: the module scopes may have too
+        if len(unchanged) == len(keys) and not self.attribute_filters and self.tree is None:
             for key in unchanged:  # names and types kept: the rows stay where they are
                 where = self._where.get(key)
                 if where is not None:
@@ -229,7 +237,13 @@ class ExplorerModel(QAbstractItemModel):
         return [PRECISION_ATTRIBUTE, *sorted(self._attribute_names)]
 
     def visible_count(self) -> int:
-        return len(self._where)
+        return len(self.tree.where) if self.tree is not None else len(self._where)
+
+    def hierarchy(self) -> Hierarchy | None:
+        """The module-scope groups of the loaded scope (built on first use)."""
+        if self._hierarchy is None and self.doc is not None:
+            self._hierarchy = build_hierarchy(self.doc, self.scope_id)
+        return self._hierarchy
 
     # --- grouping --------------------------------------------------------------------------
     def _passes(self, record: LayerRecord) -> bool:
@@ -254,9 +268,18 @@ class ExplorerModel(QAbstractItemModel):
         """Filter, sort and group the records again (O(n log n)); resets the views."""
         self.beginResetModel()
         shown = [r for r in self.records.values() if self._passes(r)]
+        self.tree = None
+        hierarchy = self.hierarchy() if self.grouping == "scope" else None
+        if hierarchy is not None:
+            by_key = {r.key: r for r in shown}
+            sort_key = _SORT_KEYS[self.sort_column]
+            self.tree = ScopeTree(hierarchy, by_key, sort_key, not self.ascending)
+            self._groups, self._where = [], {}
+            self.endResetModel()
+            return
         shown.sort(key=_SORT_KEYS[self.sort_column], reverse=not self.ascending)
         groups: dict[str, list[LayerRecord]] = {}
-        if self.grouping == "none":
+        if self.grouping in ("none", "scope"):
             groups[""] = shown
         else:
             by_type = self.grouping == "type"
@@ -280,8 +303,16 @@ class ExplorerModel(QAbstractItemModel):
     def _group_index(self, group: int) -> QModelIndex:
         return self.createIndex(group, 0, 0) if self.grouped else QModelIndex()
 
+    def _tree_index(self, rid: int, column: int = 0) -> QModelIndex:
+        if rid == ROOT or self.tree is None:
+            return QModelIndex()
+        return self.createIndex(self.tree.row[rid], column, rid + 1)
+
     def index_of_key(self, key: int, column: int = 0) -> QModelIndex:
         """The row of layer ``key`` (invalid when filtered out or unknown)."""
+        if self.tree is not None:
+            rid = self.tree.where.get(key)
+            return QModelIndex() if rid is None else self._tree_index(rid, column)
         where = self._where.get(key)
         if where is None:
             return QModelIndex()
@@ -289,6 +320,18 @@ class ExplorerModel(QAbstractItemModel):
 
     def rows_of_keys(self, keys: Iterable[int]) -> list[tuple[QModelIndex, int, int]]:
         """(parent, first row, last row) runs covering the visible layers ``keys``."""
+        if self.tree is not None:
+            tree = self.tree
+            rids = sorted(
+                (tree.parent[r], tree.row[r]) for k in keys if (r := tree.where.get(k)) is not None
+            )
+            out: list[tuple[QModelIndex, int, int]] = []
+            for parent, row in rids:
+                if out and out[-1][2] == row - 1 and out[-1][0] == self._tree_index(parent):
+                    out[-1] = (out[-1][0], out[-1][1], row)
+                else:
+                    out.append((self._tree_index(parent), row, row))
+            return out
         spots = sorted(w for k in keys if (w := self._where.get(k)) is not None)
         runs: list[tuple[QModelIndex, int, int]] = []
         for group, row in spots:
@@ -303,17 +346,26 @@ class ExplorerModel(QAbstractItemModel):
         return record.key if record is not None else None
 
     def group_label(self, index: Index) -> str | None:
+        """The label of a group row (for a scope group: its id, the path joined by '/')."""
+        if self.tree is not None:
+            rid = index.internalId() - 1 if index.isValid() else ROOT
+            group = self.tree.group[rid] if rid != ROOT else None
+            return group.id if group is not None else None
         if index.isValid() and self.grouped and index.internalId() == 0:
             return self._groups[index.row()][0]
         return None
 
     def group_row(self, label: str) -> QModelIndex:
+        if self.tree is not None:
+            return self._tree_index(self.tree.by_group.get(label, ROOT))
         for row, (name, _records) in enumerate(self._groups):
             if name == label:
                 return self.createIndex(row, 0, 0)
         return QModelIndex()
 
     def _record(self, index: Index) -> LayerRecord | None:
+        if self.tree is not None:
+            return self.tree.record[index.internalId() - 1] if index.isValid() else None
         if not index.isValid() or index.internalId() == 0:
             return None
         return self._groups[index.internalId() - 1][1][index.row()]
@@ -322,6 +374,11 @@ class ExplorerModel(QAbstractItemModel):
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
         if column < 0 or column >= len(COLUMNS) or row < 0:
             return QModelIndex()
+        if self.tree is not None:
+            rows = self.tree.children.get(parent.internalId() - 1 if parent.isValid() else ROOT)
+            if rows is None or row >= len(rows):
+                return QModelIndex()
+            return self.createIndex(row, column, rows[row] + 1)
         if not self.grouped:
             if parent.isValid() or not self._groups or row >= len(self._groups[0][1]):
                 return QModelIndex()
@@ -333,11 +390,20 @@ class ExplorerModel(QAbstractItemModel):
         return self.createIndex(row, column, parent.row() + 1)
 
     def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if self.tree is not None:
+            if not index.isValid():
+                return QModelIndex()
+            return self._tree_index(self.tree.parent[index.internalId() - 1])
         if not index.isValid() or not self.grouped or index.internalId() == 0:
             return QModelIndex()
         return self.createIndex(index.internalId() - 1, 0, 0)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        if self.tree is not None:
+            if parent.isValid() and parent.column() != 0:
+                return 0
+            rid = parent.internalId() - 1 if parent.isValid() else ROOT
+            return len(self.tree.children.get(rid, ()))
         if not self._groups:
             return 0
         if not parent.isValid():
@@ -350,6 +416,8 @@ class ExplorerModel(QAbstractItemModel):
         return len(COLUMNS)
 
     def hasChildren(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
+        if self.tree is not None:
+            return self.rowCount(parent) > 0
         if parent.isValid() and parent.internalId() != 0:
             return False  # a layer row (the common case: asked for every row laid out)
         return self.rowCount(parent) > 0
@@ -370,12 +438,16 @@ class ExplorerModel(QAbstractItemModel):
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
+        if self.tree is not None:
+            return _GROUP_FLAGS if self.tree.is_group(index.internalId() - 1) else _LEAF_FLAGS
         return _GROUP_FLAGS if index.internalId() == 0 else _LEAF_FLAGS
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
         record = self._record(index)
+        if record is None and self.tree is not None:
+            return self.tree.group_data(index.internalId() - 1, index.column(), role)
         if record is None:  # a group row
             label, rows = self._groups[index.row()]
             if role == Qt.ItemDataRole.DisplayRole and index.column() == 0:

@@ -1,0 +1,162 @@
+"""Collapse module scopes of a view graph: every node of a collapsed group (see
+:mod:`designer.core.hierarchy`) is replaced by one :class:`NodeKind.GROUP` box whose input
+and output terminals are the values crossing the group's border; links inside a group are
+dropped and links crossing it are re-targeted to the box. The result is a plain
+:class:`ViewGraph`, so layout, painting, export and the layout JSON treat it like any graph.
+
+Qt-free; O(nodes + edges).
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from designer.core.hierarchy import Group, Hierarchy
+from designer.core.viewgraph import (
+    NodeKind,
+    Terminal,
+    TerminalState,
+    ViewEdge,
+    ViewGraph,
+    ViewNode,
+)
+
+
+def group_key(group_id: str) -> int:
+    """The (negative, stable) view key of a collapsed group's box: never a document key."""
+    return -1 - zlib.crc32(group_id.encode("utf-8"))
+
+
+def groups_below(hierarchy: Hierarchy, depth: int) -> set[str]:
+    """Ids of the groups to collapse so that ``depth`` levels of the scope tree stay open
+    (the groups ``depth + 1`` segments deep become boxes)."""
+    return {g.id for g in hierarchy.groups() if g.depth == depth + 1}
+
+
+def auto_graph_depth(graph: ViewGraph, hierarchy: Hierarchy, max_boxes: int = 60) -> int:
+    """The deepest level to keep open so that the collapsed ``graph`` has at most
+    ``max_boxes`` boxes (graph inputs and outputs included; hidden constants not counted);
+    0 when even that is more."""
+    best = 0
+    for depth in range(hierarchy.depth() + 1):
+        if len(collapse_graph(graph, hierarchy, groups_below(hierarchy, depth)).nodes) > max_boxes:
+            break
+        best = depth
+    return best
+
+
+def parse_depth(text: str, graph: ViewGraph, hierarchy: Hierarchy) -> int:
+    """``auto`` (what keeps the first view readable, :func:`auto_graph_depth`) or a level
+    ≥ 0; ValueError with a one-line reason otherwise."""
+    if text == "auto":
+        return auto_graph_depth(graph, hierarchy)
+    try:
+        depth = int(text)
+    except ValueError:
+        raise ValueError(f"--collapse takes a depth (0, 1, 2, …) or 'auto', not {text!r}") from None
+    if depth < 0:
+        raise ValueError(f"--collapse depth must be 0 or more, not {depth}")
+    return depth
+
+
+def human_count(value: int) -> str:
+    """``45.4k`` / ``1.2M`` / ``512``."""
+    for limit, unit in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if value >= limit:
+            return f"{value / limit:.1f}{unit}"
+    return str(value)
+
+
+def group_caption(hierarchy: Hierarchy, group: Group) -> str:
+    """The second line of a collapsed box: ``66 ops · 45.4k params``."""
+    nodes, params, _bytes = hierarchy.size(group)
+    text = f"{nodes} ops"
+    if params:
+        text += f" · {human_count(params)} params"
+    return text
+
+
+def collapse_graph(graph: ViewGraph, hierarchy: Hierarchy, collapsed: set[str]) -> ViewGraph:
+    """``graph`` with every group in ``collapsed`` (group ids; a group inside a collapsed
+    one is hidden with it) drawn as one box. ``graph`` itself is not changed."""
+    if not collapsed:
+        return graph
+    box_of: dict[int, Group] = {}  # id(group) → the outermost collapsed group holding it
+    for group in hierarchy.root.walk():  # parents first
+        parent = group.parent
+        outer = box_of.get(id(parent)) if parent is not None else None
+        if outer is not None:
+            box_of[id(group)] = outer
+        elif group.id in collapsed and group.path:
+            box_of[id(group)] = group
+    group_of = hierarchy.group_of
+    owner: dict[int, Group] = {}
+    for node in graph.nodes:
+        if node.kind is NodeKind.OP:
+            holder = group_of.get(node.key)
+            box = box_of.get(id(holder)) if holder is not None else None
+            if box is not None:
+                owner[node.key] = box
+    if not owner:
+        return graph
+
+    boxes: dict[str, ViewNode] = {}
+    in_slot: dict[tuple[str, str], int] = {}
+    out_slot: dict[tuple[str, str], int] = {}
+
+    def box_node(group: Group) -> ViewNode:
+        view = boxes.get(group.id)
+        if view is None:
+            view = boxes[group.id] = ViewNode(
+                group_key(group.id),
+                NodeKind.GROUP,
+                group.name,
+                group_caption(hierarchy, group),
+                group=group.id,
+            )
+        return view
+
+    def terminal(view: ViewNode, tensor: str, slots: dict[tuple[str, str], int], side: str) -> int:
+        slot = slots.get((view.group, tensor))
+        if slot is None:
+            terminals = view.inputs if side == "in" else view.outputs
+            slot = slots[(view.group, tensor)] = len(terminals)
+            terminals.append(Terminal(slot, tensor, tensor, TerminalState.LINKED))
+        return slot
+
+    nodes: list[ViewNode] = []
+    placed: set[str] = set()
+    for node in graph.nodes:
+        box = owner.get(node.key)
+        if box is None:
+            nodes.append(node)
+        elif box.id not in placed:  # the box takes the place of its first node
+            placed.add(box.id)
+            nodes.append(box_node(box))
+    edges: list[ViewEdge] = []
+    seen: set[tuple[int, int, int, int]] = set()
+    for edge in graph.edges:
+        source, target = owner.get(edge.source), owner.get(edge.target)
+        if source is None and target is None:
+            edges.append(edge)
+            continue
+        if source is not None and source is target:
+            continue  # inside one collapsed group
+        s_key, s_index = edge.source, edge.source_index
+        if source is not None:
+            view = box_node(source)
+            s_key, s_index = view.key, terminal(view, edge.tensor, out_slot, "out")
+        t_key, t_index = edge.target, edge.target_index
+        if target is not None:
+            view = box_node(target)
+            t_key, t_index = view.key, terminal(view, edge.tensor, in_slot, "in")
+        spot = (s_key, s_index, t_key, t_index)
+        if spot not in seen:
+            seen.add(spot)
+            edges.append(ViewEdge(s_key, s_index, t_key, t_index, edge.tensor))
+    return ViewGraph(graph.scope, nodes, edges)
+
+
+def expose(hierarchy: Hierarchy, collapsed: set[str], key: int) -> set[str]:
+    """The collapsed groups (ids) to open so that node ``key`` shows as itself."""
+    return {g.id for g in hierarchy.path_of(key) if g.id in collapsed}

@@ -1,0 +1,83 @@
+"""Collapsing module scopes of a view graph (designer.core.collapse) on the real Llama
+exports: depth 2 leaves one box per decoder layer, links crossing a box's border are
+re-targeted to its terminals, links inside are dropped, nothing else changes."""
+
+from __future__ import annotations
+
+import pytest
+
+from designer.core.collapse import (
+    auto_graph_depth,
+    collapse_graph,
+    expose,
+    group_key,
+    groups_below,
+    parse_depth,
+)
+from designer.core.hierarchy import build_hierarchy
+from designer.core.io.load import open_document
+from designer.core.viewgraph import NodeKind, build_view_graph
+from tests.helpers.shared import model
+
+
+def _setup(name: str):  # type: ignore[no-untyped-def]
+    doc = open_document(model(name))
+    h = build_hierarchy(doc)
+    return doc, h, build_view_graph(doc, doc.scope().id)
+
+
+@pytest.mark.parametrize("name", ["llama_24l_h64.dynamo.onnx", "llama_24l_h64.torchscript.onnx"])
+def test_depth_two_is_one_box_per_layer(name: str) -> None:
+    _doc, h, graph = _setup(name)
+    before = (list(graph.nodes), list(graph.edges))
+    out = collapse_graph(graph, h, groups_below(h, 2))
+    assert (graph.nodes, graph.edges) == before  # the input graph is untouched
+    boxes = [n for n in out.nodes if n.kind is NodeKind.GROUP]
+    layers = sorted(
+        (n.name for n in boxes if n.name.startswith("layers.")), key=lambda s: int(s[7:])
+    )
+    assert layers == [f"layers.{i}" for i in range(24)]
+    assert len(out.nodes) < 100  # a first view of a few dozen boxes
+    keys = {n.key for n in out.nodes}
+    assert all(e.source in keys and e.target in keys for e in out.edges)
+    for box in boxes:
+        assert box.key == group_key(box.group) < 0
+        assert box.inputs and box.outputs  # its border values as terminals
+        for terminals in (box.inputs, box.outputs):
+            assert [t.index for t in terminals] == list(range(len(terminals)))
+        caption = box.op_type
+        assert " ops" in caption
+    layer3 = next(b for b in boxes if b.name == "layers.3")
+    info = h.info(h.by_id[layer3.group])
+    # every value a box shows on its border is a real boundary value of the group
+    assert {t.tensor for t in layer3.outputs} <= {b.name for b in info.outputs}
+    assert {t.tensor for t in layer3.inputs} <= {b.name for b in info.inputs}
+    # links into layers.4 come from outside it, each terminal once per source terminal
+    into = [e for e in out.edges if e.target == group_key("m/model/layers.4")]
+    assert into and len({(e.source, e.source_index, e.target_index) for e in into}) == len(into)
+
+
+def test_nested_collapsed_groups_and_expose() -> None:
+    _doc, h, graph = _setup("llama_24l_h64.dynamo.onnx")
+    attn = h.by_id["m/model/layers.7/self_attn"]
+    collapsed = {"m/model/layers.7", attn.id}
+    out = collapse_graph(graph, h, collapsed)
+    boxes = [n for n in out.nodes if n.kind is NodeKind.GROUP]
+    assert [b.group for b in boxes] == ["m/model/layers.7"]  # the inner one hides inside
+    assert len(out.nodes) == len(graph.nodes) - len(h.by_id["m/model/layers.7"].keys()) + 1
+    q = attn.children[0].own_keys[0]
+    assert expose(h, collapsed, q) == collapsed
+    open_layer = collapse_graph(graph, h, collapsed - {"m/model/layers.7"})
+    assert [n.group for n in open_layer.nodes if n.kind is NodeKind.GROUP] == [attn.id]
+    assert collapse_graph(graph, h, set()) is graph
+
+
+def test_depth_parsing_and_auto() -> None:
+    _doc, h, graph = _setup("llama_24l_h64.dynamo.onnx")
+    assert parse_depth("3", graph, h) == 3
+    depth = parse_depth("auto", graph, h)
+    assert depth == auto_graph_depth(graph, h) == 2
+    assert len(collapse_graph(graph, h, groups_below(h, depth)).nodes) <= 60
+    for bad in ("x", "-1", "1.5"):
+        with pytest.raises(ValueError, match="--collapse"):
+            parse_depth(bad, graph, h)
