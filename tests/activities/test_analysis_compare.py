@@ -48,7 +48,11 @@ def test_sanitize_shows_removed_nodes_and_the_time_delta(
     assert not cmp.added
     assert cmp.total_b_us - cmp.total_a_us == pytest.approx(sum(d.delta_us for d in cmp.nodes))
     removed_time = sum(d.a_us or 0.0 for d in cmp.removed)
-    assert removed_time > 0 and cmp.total_b_us < cmp.total_a_us  # folding saved time
+    # The time of the removed nodes is what B no longer spends on them (B's total itself
+    # depends on the machine's load: timings are compared, not asserted to shrink).
+    assert removed_time > 0
+    assert cmp.total_a_us == pytest.approx(sum(d.a_us or 0.0 for d in cmp.nodes))
+    assert all(d.delta_us == pytest.approx(-(d.a_us or 0.0)) for d in cmp.removed)
     ratios = cmp.node_ratios()
     assert all(ratios[d.key] == 0.0 for d in cmp.removed)
     tables = cmp.tables()
