@@ -21,7 +21,8 @@ from designer.core.analysis.checker import CheckResult, check_document, graph_ty
 from designer.core.analysis.inference import weightless_copy
 from designer.core.document import Document
 from designer.core.errors import DesignerError
-from designer.core.scope import MAIN_SCOPE, ScopeId, graph_attributes
+from designer.core.scope import MAIN_SCOPE, ScopeId
+from designer.core.walk import graph_at, graph_attributes, iter_nodes
 
 
 class ExtractError(DesignerError):
@@ -176,9 +177,9 @@ def _function_levels(
 
 
 def _nth_graph(node: onnx.NodeProto, attribute: str, index: int) -> onnx.GraphProto:
-    for attr, i, graph in graph_attributes(node):
-        if (attr, i) == (attribute, index):
-            return graph
+    graph = graph_at(node, attribute, index)
+    if graph is not None:
+        return graph
     raise ExtractError(f"node '{node.name}' has no graph attribute '{attribute}'")
 
 
@@ -249,19 +250,18 @@ def _function_graph(doc: Document, fn: onnx.FunctionProto, checked: CheckResult)
 
 
 def _replace_uses(nodes: Iterable[onnx.NodeProto], mapping: dict[str, str]) -> None:
-    for node in nodes:
+    for node in iter_nodes(nodes):
         for i, name in enumerate(node.input):
             node.input[i] = mapping.get(name, name)
-        for _a, _i, sub in graph_attributes(node):
-            _replace_uses(sub.node, mapping)
 
 
 def _substitute_refs(
     nodes: Iterable[onnx.NodeProto], values: dict[str, onnx.AttributeProto]
 ) -> None:
     """Replace attributes that refer to function attributes (``ref_attr_name``) by the
-    referenced value; one without a value is dropped (ONNX treats it as not given)."""
-    for node in nodes:
+    referenced value; one without a value is dropped (ONNX treats it as not given). The walk
+    descends into a node's subgraphs after the node is changed, so substituted graphs count."""
+    for node in iter_nodes(nodes):
         for i in reversed(range(len(node.attribute))):
             attr = node.attribute[i]
             if not attr.ref_attr_name:
@@ -276,8 +276,6 @@ def _substitute_refs(
             attr.ClearField("ref_attr_name")
             if doc_string:
                 attr.doc_string = doc_string
-        for _a, _i, sub in graph_attributes(node):
-            _substitute_refs(sub.node, values)
 
 
 # --- outer values, types, assembly --------------------------------------------------------
@@ -340,10 +338,8 @@ def _type_own_values(graph: onnx.GraphProto, types: dict[str, onnx.TypeProto]) -
 
 
 def _called(nodes: Iterable[onnx.NodeProto]) -> Iterator[tuple[str, str, str]]:
-    for node in nodes:
+    for node in iter_nodes(nodes):
         yield (node.domain, node.op_type, node.overload)
-        for _a, _i, sub in graph_attributes(node):
-            yield from _called(sub.node)
 
 
 def _assemble(doc: Document, graph: onnx.GraphProto, opsets: dict[str, int]) -> onnx.ModelProto:

@@ -17,7 +17,8 @@ from onnx import helper
 from designer.core.document import Document
 from designer.core.errors import EditError
 from designer.core.names import unique_name
-from designer.core.scope import ScopeId, graph_attributes
+from designer.core.scope import ScopeId
+from designer.core.walk import graph_attributes, iter_graphs, iter_nodes, nested_graphs
 
 FunctionId = tuple[str, str, str]
 
@@ -77,20 +78,12 @@ def call_counts(doc: Document) -> dict[FunctionId, int]:
     return counts
 
 
-def walk_nodes(nodes: Iterable[onnx.NodeProto]) -> Iterator[onnx.NodeProto]:
-    """``nodes`` and every node of their subgraphs, at any depth."""
-    for node in nodes:
-        yield node
-        for _attr, _index, graph in graph_attributes(node):
-            yield from walk_nodes(graph.node)
-
-
 def attribute_users(fn: onnx.FunctionProto, name: str) -> list[str]:
     """Names (op type when unnamed) of the body nodes, nested subgraphs included, with an
     attribute referring to the function attribute ``name`` (``ref_attr_name``)."""
     return [
         node.name or node.op_type
-        for node in walk_nodes(fn.node)
+        for node in iter_nodes(fn.node)
         if any(a.ref_attr_name == name for a in node.attribute)
     ]
 
@@ -98,7 +91,7 @@ def attribute_users(fn: onnx.FunctionProto, name: str) -> list[str]:
 def attribute_refs(nodes: Iterable[onnx.NodeProto]) -> dict[str, int]:
     """Function attribute name → attribute type, for every ``ref_attr_name`` in ``nodes``."""
     refs: dict[str, int] = {}
-    for node in walk_nodes(nodes):
+    for node in iter_nodes(nodes):
         for attr in node.attribute:
             if attr.ref_attr_name:
                 refs.setdefault(attr.ref_attr_name, attr.type)
@@ -107,7 +100,7 @@ def attribute_refs(nodes: Iterable[onnx.NodeProto]) -> dict[str, int]:
 
 def used_domains(nodes: Iterable[onnx.NodeProto]) -> set[str]:
     """Operator domains of ``nodes`` and their subgraphs (``""`` for ai.onnx)."""
-    return {_domain(n.domain) for n in walk_nodes(nodes)}
+    return {_domain(n.domain) for n in iter_nodes(nodes)}
 
 
 # --- tensor names ----------------------------------------------------------------------------
@@ -142,46 +135,58 @@ def defined_names(node: onnx.NodeProto) -> list[str]:
     """Names ``node`` defines, in order: its outputs and, inside its subgraphs, their
     inputs, initializers and node outputs."""
     names = dict.fromkeys(o for o in node.output if o)
-    for _attr, _index, graph in graph_attributes(node):
+    for graph in nested_graphs(node):
         names.update(dict.fromkeys(v.name for v in graph.input))
         names.update(dict.fromkeys(t.name for t in graph.initializer))
         names.update(dict.fromkeys(s.values.name for s in graph.sparse_initializer))
         for inner in graph.node:
-            names.update(dict.fromkeys(defined_names(inner)))
+            names.update(dict.fromkeys(o for o in inner.output if o))
     return list(names)
 
 
 def used_names(proto: onnx.GraphProto | onnx.FunctionProto) -> set[str]:
     """Tensor names that exist in ``proto`` and its subgraphs (inputs, outputs, initializers,
     node terminals); value_info entries alone do not make a name used."""
-    if isinstance(proto, onnx.FunctionProto):
-        names = set(proto.input) | set(proto.output)
-    else:
-        names = {v.name for v in proto.input} | {v.name for v in proto.output}
-        names.update(t.name for t in proto.initializer)
-        names.update(s.values.name for s in proto.sparse_initializer)
-    for node in proto.node:
-        names.update(node.input)
-        names.update(node.output)
-        for _attr, _index, graph in graph_attributes(node):
-            names |= used_names(graph)
+    names: set[str] = set()
+    for walked in iter_graphs(proto):
+        graph = walked.graph
+        if isinstance(graph, onnx.FunctionProto):
+            names.update(graph.input, graph.output)
+        else:
+            names.update(v.name for v in graph.input)
+            names.update(v.name for v in graph.output)
+            names.update(t.name for t in graph.initializer)
+            names.update(s.values.name for s in graph.sparse_initializer)
+        for node in graph.node:
+            names.update(node.input)
+            names.update(node.output)
     names.discard("")
     return names
 
 
 def rename_tensors(node: onnx.NodeProto, mapping: Mapping[str, str]) -> None:
     """Rename tensors in ``node`` and its subgraphs in place (names not in ``mapping`` stay)."""
+    _rename_terminals(node, mapping)
+    for graph in nested_graphs(node):
+        _rename_graph_own(graph, mapping)
+
+
+def _rename_terminals(node: onnx.NodeProto, mapping: Mapping[str, str]) -> None:
     for field in (node.input, node.output):
         for i, name in enumerate(field):
             if name in mapping:
                 field[i] = mapping[name]
-    for _attr, _index, graph in graph_attributes(node):
-        rename_graph_tensors(graph, mapping)
 
 
 def rename_graph_tensors(graph: onnx.GraphProto, mapping: Mapping[str, str]) -> None:
     """Rename every occurrence of the tensor names in ``mapping`` inside ``graph`` (its
     inputs, outputs, value_info, initializers and nodes, nested subgraphs included)."""
+    for sub in nested_graphs(graph):
+        _rename_graph_own(sub, mapping)
+
+
+def _rename_graph_own(graph: onnx.GraphProto, mapping: Mapping[str, str]) -> None:
+    """Rename in ``graph``'s own fields and nodes' terminals (not in nested subgraphs)."""
     for group in (graph.input, graph.output, graph.value_info):
         for value in group:
             if value.name in mapping:
@@ -193,7 +198,7 @@ def rename_graph_tensors(graph: onnx.GraphProto, mapping: Mapping[str, str]) -> 
         if sparse.values.name in mapping:
             sparse.values.name = mapping[sparse.values.name]
     for inner in graph.node:
-        rename_tensors(inner, mapping)
+        _rename_terminals(inner, mapping)
 
 
 def substitute_attribute_refs(
@@ -202,6 +207,14 @@ def substitute_attribute_refs(
     """Replace every attribute referring to a function attribute (``ref_attr_name``) in
     ``node`` and its subgraphs by the value in ``values``; a reference without a value is
     dropped (the operator's own default applies), as ONNX defines for function calls."""
+    _substitute_own_refs(node, values)
+    # The walk looks a node's subgraphs up after handing it out, so it descends into the
+    # attributes as substituted.
+    for inner in iter_nodes(node):
+        _substitute_own_refs(inner, values)
+
+
+def _substitute_own_refs(node: onnx.NodeProto, values: Mapping[str, onnx.AttributeProto]) -> None:
     kept: list[onnx.AttributeProto] = []
     changed = False
     for attr in node.attribute:
@@ -221,9 +234,6 @@ def substitute_attribute_refs(
             copy.CopyFrom(attr)
         del node.attribute[:]
         node.attribute.extend(copies)
-    for _attr, _index, graph in graph_attributes(node):
-        for inner in graph.node:
-            substitute_attribute_refs(inner, values)
 
 
 # --- grouping and inlining plans ---------------------------------------------------------------

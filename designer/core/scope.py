@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from designer.core.walk import graph_attributes as graph_attributes  # re-exported
+from designer.core.walk import has_subgraphs as has_subgraphs  # re-exported
+
 GRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 
 
@@ -106,7 +109,8 @@ class Scope:
         return key in self._index
 
     def node(self, key: int) -> onnx.NodeProto:
-        return self.proto.node[self.index_of(key)]
+        node: onnx.NodeProto = self.proto.node[self.index_of(key)]
+        return node
 
     def nodes(self) -> Iterator[tuple[int, onnx.NodeProto]]:
         """(key, node) pairs in graph order."""
@@ -174,6 +178,7 @@ class Scope:
 
     def value_info(self, name: str) -> onnx.ValueInfoProto | None:
         """The declared ValueInfo of ``name`` (input, output or value_info), if any."""
+        vi: onnx.ValueInfoProto
         if isinstance(self.proto, onnx.FunctionProto):
             for vi in self.proto.value_info:
                 if vi.name == name:
@@ -188,21 +193,8 @@ class Scope:
     def initializer(self, name: str) -> onnx.TensorProto | None:
         if isinstance(self.proto, onnx.FunctionProto):
             return None
+        tensor: onnx.TensorProto
         for tensor in self.proto.initializer:
             if tensor.name == name:
                 return tensor
         return None
-
-
-def graph_attributes(node: onnx.NodeProto) -> Iterator[tuple[str, int, onnx.GraphProto]]:
-    """(attribute name, index or -1, graph) for every graph held by ``node``."""
-    for attr in node.attribute:
-        if attr.type == onnx.AttributeProto.GRAPH or (attr.HasField("g") and not attr.graphs):
-            yield attr.name, -1, attr.g
-        elif attr.type == onnx.AttributeProto.GRAPHS or attr.graphs:
-            for i, graph in enumerate(attr.graphs):
-                yield attr.name, i, graph
-
-
-def has_subgraphs(node: onnx.NodeProto) -> bool:
-    return any(True for _ in graph_attributes(node))

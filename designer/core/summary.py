@@ -9,7 +9,8 @@ import onnx
 
 from designer.core.analysis.checker import scope_title
 from designer.core.document import Document
-from designer.core.io.external import ExternalRef, is_external
+from designer.core.io.external import is_external
+from designer.core.tensor_sizes import tensor_nbytes
 
 
 @dataclass
@@ -112,19 +113,6 @@ def type_text(type_proto: onnx.TypeProto) -> str:
     return "?"
 
 
-def _tensor_bytes(tensor: onnx.TensorProto) -> int:
-    if is_external(tensor):
-        ref = ExternalRef.of(tensor)
-        return ref.length or 0
-    if tensor.raw_data:
-        return len(tensor.raw_data)
-    try:
-        itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize
-    except (KeyError, TypeError, ValueError):
-        return tensor.ByteSize()
-    return int(np.prod(tensor.dims, dtype=np.int64)) * itemsize if tensor.dims else itemsize
-
-
 def summarize(doc: Document) -> ModelSummary:
     """Counts and types of ``doc`` (O(model); reads no external data)."""
     model = doc.model
@@ -147,7 +135,7 @@ def summarize(doc: Document) -> ModelSummary:
         nodes_per_scope=nodes_per_scope,
         node_count=sum(nodes_per_scope.values()),
         initializer_count=len(initializers),
-        initializer_bytes=sum(_tensor_bytes(t) for t in initializers),
+        initializer_bytes=sum(tensor_nbytes(t) for t in initializers),
         external_initializer_count=sum(1 for t in initializers if is_external(t)),
         functions=[f"{f.domain}:{f.name}" if f.domain else f.name for f in model.functions],
         subgraph_count=subgraphs,

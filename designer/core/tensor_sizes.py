@@ -65,6 +65,22 @@ def tensor_bytes_needed(tensor: TensorProto) -> int | None:
     return (count * bits + 7) // 8
 
 
+def tensor_nbytes(tensor: TensorProto) -> int:
+    """Bytes of ``tensor``'s values, the one answer used everywhere (never reads data).
+
+    - Fixed-width types: elements (the product of the declared dims; no dims, a scalar, is one
+      element) times the element size, packed types (int4, float4, ...) rounded up to a
+      whole byte. Inline or external alike: the declared shape counts, not ``raw_data``'s
+      length nor the external ``length`` (validation checks that these agree).
+    - STRING: the sum of the byte lengths of its ``string_data`` entries (no per-string
+      overhead; ONNX strings are not stored externally, so an external one counts 0).
+    - A data type onnx does not know (or UNDEFINED): 0.
+    """
+    if tensor.data_type == TensorProto.STRING:
+        return sum(len(s) for s in tensor.string_data)
+    return max(tensor_bytes_needed(tensor) or 0, 0)
+
+
 def check_data_length(tensor: TensorProto, where: str, needed: int | None) -> None:
     """The tensor's data (inline or the external length) holds exactly what its dims need
     (``needed``: :func:`tensor_bytes_needed`); raises DataMismatch naming ``where``."""

@@ -73,7 +73,7 @@ class Fill(Enum):
 def type_name(elem_type: int) -> str:
     """``"FLOAT"`` for ``TensorProto.FLOAT`` (``elem_type N`` for unknown numbers)."""
     try:
-        return T.DataType.Name(elem_type)
+        return str(T.DataType.Name(elem_type))
     except ValueError:
         return f"elem_type {elem_type}"
 

@@ -23,7 +23,7 @@ from designer.core.transforms import (
     convert_to_fp16,
     is_sorted,
 )
-from designer.core.transforms.graphs import subgraphs
+from designer.core.walk import iter_graphs
 
 F16 = TensorProto.FLOAT16
 REAL_MODELS = {
@@ -34,10 +34,7 @@ REAL_MODELS = {
 
 
 def all_sorted(model: onnx.ModelProto) -> bool:
-    def scope(proto: onnx.GraphProto | onnx.FunctionProto) -> bool:
-        return is_sorted(proto) and all(scope(g) for n in proto.node for g in subgraphs(n))
-
-    return scope(model.graph) and all(scope(f) for f in model.functions)
+    return all(is_sorted(walked.graph) for walked in iter_graphs(model))
 
 
 def io_types(model: onnx.ModelProto) -> list[int]:

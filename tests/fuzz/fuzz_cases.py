@@ -22,6 +22,8 @@ from helpers.shared import MODELS
 from helpers.transform_models import if_loop_model, mobilenet_like
 from onnx import TensorProto, helper, numpy_helper
 
+from designer.core.walk import iter_nodes, nested_graphs
+
 #: A file set beside the model: (relative path, bytes) or (relative path, symlink target).
 Extra = tuple[str, bytes | Path]
 
@@ -167,36 +169,13 @@ def _all_tensors(model: onnx.ModelProto) -> list[onnx.TensorProto]:
 
 def _all_values(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     values: list[onnx.ValueInfoProto] = []
-
-    def visit(graph: onnx.GraphProto) -> None:
+    for graph in nested_graphs(model.graph):
         values.extend([*graph.input, *graph.output, *graph.value_info])
-        for node in graph.node:
-            for attr in node.attribute:
-                if attr.HasField("g"):
-                    visit(attr.g)
-                for sub in attr.graphs:
-                    visit(sub)
-
-    visit(model.graph)
     return values
 
 
 def _all_nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
-    nodes: list[onnx.NodeProto] = []
-
-    def visit(container: onnx.GraphProto | onnx.FunctionProto) -> None:
-        for node in container.node:
-            nodes.append(node)
-            for attr in node.attribute:
-                if attr.HasField("g"):
-                    visit(attr.g)
-                for sub in attr.graphs:
-                    visit(sub)
-
-    visit(model.graph)
-    for fn in model.functions:
-        visit(fn)
-    return nodes
+    return list(iter_nodes(model))
 
 
 Mutation = Callable[[onnx.ModelProto, random.Random], onnx.ModelProto | bytes | None]

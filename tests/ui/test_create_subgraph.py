@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime as ort
-import pytest
 from helpers.gui import open_model
 from helpers.models import tensor_info
 from onnx import TensorProto, helper
@@ -113,8 +112,6 @@ def test_copy_from_an_existing_subgraph(window: MainWindow, save_model, qtbot: Q
 
 
 def test_open_after_creation_opens_a_tab(window: MainWindow, save_model, qtbot: QtBot) -> None:
-    if not hasattr(window, "open_scope"):
-        pytest.skip("MainWindow.open_scope (subgraph tabs) is not available")
     tab = open_model(window, save_model(if_without_else(), "if.onnx"), qtbot)
     dialog = dialog_for(window, tab, "else_branch")
     assert dialog.open_after.isEnabled() and dialog.open_after.isChecked()

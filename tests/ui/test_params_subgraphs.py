@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime as ort
-import pytest
 from helpers.gui import open_model
 from helpers.shots import save_screenshot
 from onnx import TensorProto, helper
@@ -226,10 +225,8 @@ def test_reference_in_a_function_tab_and_confirm(
 ) -> None:
     """The whole way: open the function in its tab, refer to ``ax`` from the Parameters
     window there, confirm into the model."""
-    if not hasattr(window, "open_scope"):
-        pytest.skip("MainWindow.open_scope (subgraph tabs) is not available")
     main = open_model(window, save_model(softmax_function_model(), "fn.onnx"), qtbot)
-    fn_tab = window.open_scope(main.session, ScopeId(FN))  # type: ignore[attr-defined]
+    fn_tab = window.open_scope(main.session, ScopeId(FN))
     assert fn_tab is not None and window.tab() is fn_tab
     assert fn_tab.view.wait_for_layout(30_000)
     panel = select(window, fn_tab, qtbot, "fn_softmax")

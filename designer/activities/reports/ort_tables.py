@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from designer.activities.reports.ort_records import OrtProfileData
 from designer.activities.reports.table import Cell, Column, Table
 
-if TYPE_CHECKING:
-    from designer.activities.reports.ort_profile import OrtProfileReport
+__all__ = ["NODE_COLUMNS", "report_tables"]
 
-__all__ = ["report_tables"]
+#: The per-node columns (the GUI shows the same headers as the exports).
+NODE_COLUMNS = (
+    Column("name", "Name"),
+    Column("op_type", "Op type"),
+    Column("provider", "Provider"),
+    Column("calls", "Calls", "int"),
+    Column("total_us", "Total", "float", "µs"),
+    Column("mean_us", "Mean", "float", "µs"),
+    Column("median_us", "Median", "float", "µs"),
+    Column("min_us", "Min", "float", "µs"),
+    Column("max_us", "Max", "float", "µs"),
+    Column("percent", "% of total", "percent", "%"),
+    Column("input_shapes", "Input shapes"),
+    Column("output_shapes", "Output shapes"),
+    Column("mapping", "Mapping"),
+    Column("onnx_nodes", "ONNX nodes"),
+)
 
 
-def _summary_table(report: OrtProfileReport) -> Table:
+def _summary_table(report: OrtProfileData) -> Table:
     s = report.summary
     rows: list[tuple[Cell, ...]] = [
         ("model_load", s.load_ms, "ms"),
@@ -39,9 +53,7 @@ def _summary_table(report: OrtProfileReport) -> Table:
     return Table("summary", "Session summary", columns, rows)
 
 
-def _detail_table(report: OrtProfileReport) -> Table:
-    from designer.activities.reports.ort_profile import NODE_COLUMNS
-
+def _detail_table(report: OrtProfileData) -> Table:
     rows: list[tuple[Cell, ...]] = [
         (
             n.name,
@@ -83,7 +95,7 @@ def _detail_table(report: OrtProfileReport) -> Table:
     return Table("detail", "Per node", NODE_COLUMNS, rows)
 
 
-def _op_type_table(report: OrtProfileReport) -> Table:
+def _op_type_table(report: OrtProfileData) -> Table:
     columns = (
         Column("op_type", "Op type"),
         Column("nodes", "Nodes", "int"),
@@ -98,7 +110,7 @@ def _op_type_table(report: OrtProfileReport) -> Table:
     return Table("op_type", "Per op type", columns, rows)
 
 
-def _iteration_table(report: OrtProfileReport) -> Table:
+def _iteration_table(report: OrtProfileData) -> Table:
     columns = (
         Column("iteration", "Iteration", "int"),
         Column("start_us", "Start", "int", "µs"),
@@ -111,7 +123,7 @@ def _iteration_table(report: OrtProfileReport) -> Table:
     return Table("iteration", "Per iteration", columns, rows)
 
 
-def _timeline_table(report: OrtProfileReport) -> Table:
+def _timeline_table(report: OrtProfileData) -> Table:
     columns = (
         Column("run", "Run", "int"),
         Column("name", "Name"),
@@ -126,7 +138,7 @@ def _timeline_table(report: OrtProfileReport) -> Table:
     return Table("timeline", "Timeline of one iteration", columns, rows)
 
 
-def report_tables(report: OrtProfileReport) -> dict[str, Table]:
+def report_tables(report: OrtProfileData) -> dict[str, Table]:
     """All tables, keyed by report name. Cost: O(nodes + events of one run + iterations)."""
     tables = [
         _summary_table(report),

@@ -19,8 +19,9 @@ from designer.core.analysis.inference import (
 from designer.core.analysis.structure import Finding, ScopeChecker
 from designer.core.document import Document
 from designer.core.schema import OpSchemaInfo, SchemaRegistry, default_registry
-from designer.core.scope import MAIN_SCOPE, Scope, ScopeId, graph_attributes
+from designer.core.scope import MAIN_SCOPE, Scope, ScopeId
 from designer.core.trt.diagnostics import trt_diagnostics
+from designer.core.walk import graph_at
 
 
 @dataclass
@@ -70,10 +71,7 @@ class CheckResult:
             if keys is None or step.node_key not in keys:
                 return None
             node = graph.node[keys.index(step.node_key)]
-            graph = next(
-                (g for a, i, g in graph_attributes(node) if (a, i) == (step.attribute, step.index)),
-                None,
-            )
+            graph = graph_at(node, step.attribute, step.index)
             if graph is None:
                 return None
             current = current.child(step.node_key, step.attribute, step.index)

@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import onnx
 from onnx import shape_inference
+
+from designer.core.protocopy import copy_message, copy_without_initializers
+from designer.core.tensor_sizes import tensor_nbytes
 
 #: Initializers at most this large keep their values for shape inference (Reshape shapes,
 #: Slice starts…); larger ones are passed without data, so a check never copies the weights.
@@ -40,12 +42,10 @@ def weightless_copy(model: onnx.ModelProto) -> onnx.ModelProto:
     graph (an outer-scope value of the same type), other tensors (attribute values) get
     zeros of their size. ``model`` itself is only read.
     """
-    copy = onnx.ModelProto()
-    _copy_fields(model, copy, skip="graph")
-    _copy_fields(model.graph, copy.graph, skip="initializer")
+    copy = copy_without_initializers(model)
     inputs = {v.name for v in model.graph.input}
     for tensor in model.graph.initializer:
-        if not _is_external(tensor) and _payload_bytes(tensor) <= DATA_KEEP_BYTES:
+        if not _is_external(tensor) and tensor_nbytes(tensor) <= DATA_KEEP_BYTES:
             copy.graph.initializer.append(tensor)
         elif tensor.name not in inputs:
             _add_input(copy.graph, tensor)
@@ -75,7 +75,7 @@ def _add_input(graph: onnx.GraphProto, tensor: onnx.TensorProto) -> None:
 def _inline_external(copy: onnx.ModelProto, main_inputs: set[str]) -> None:
     """Replace the remaining external tensors of ``copy`` (see :func:`weightless_copy`)."""
     from designer.core.io.external import iter_model_tensors
-    from designer.core.scope import graph_attributes
+    from designer.core.walk import nested_graphs
 
     def lift(graph: onnx.GraphProto) -> None:
         kept = [t for t in graph.initializer if not _is_external(t)]
@@ -84,16 +84,12 @@ def _inline_external(copy: onnx.ModelProto, main_inputs: set[str]) -> None:
                 if _is_external(tensor) and tensor.name not in main_inputs:
                     _add_input(copy.graph, tensor)
                     main_inputs.add(tensor.name)
-            kept = [_clone(t) for t in kept]
+            kept = [copy_message(t) for t in kept]
             del graph.initializer[:]
             graph.initializer.extend(kept)
-        for node in graph.node:
-            for _attr, _index, sub in graph_attributes(node):
-                lift(sub)
 
-    for node in copy.graph.node:
-        for _attr, _index, sub in graph_attributes(node):
-            lift(sub)
+    for graph in nested_graphs(copy.graph, include_root=False):  # the caller did the main's
+        lift(graph)
     for tensor in iter_model_tensors(copy):
         if _is_external(tensor):
             from designer.core.tensor_sizes import tensor_bytes_needed
@@ -108,31 +104,6 @@ def _inline_external(copy: onnx.ModelProto, main_inputs: set[str]) -> None:
                 tensor.string_data.extend([b""] * count)
             else:
                 tensor.raw_data = bytes(size)
-
-
-def _clone(message: Any) -> Any:
-    clone = type(message)()
-    clone.CopyFrom(message)
-    return clone
-
-
-def _copy_fields(src: Any, dst: Any, skip: str) -> None:
-    for descriptor, value in src.ListFields():
-        if descriptor.name == skip:
-            continue
-        target = getattr(dst, descriptor.name)
-        if isinstance(value, (str, bytes, int, float)):
-            setattr(dst, descriptor.name, value)
-        elif hasattr(target, "extend"):
-            target.extend(value)
-        else:
-            target.CopyFrom(value)
-
-
-def _payload_bytes(tensor: onnx.TensorProto) -> int:
-    if tensor.data_location == onnx.TensorProto.EXTERNAL:
-        return 0
-    return len(tensor.raw_data) or tensor.ByteSize()
 
 
 #: What onnx's C++ side says when it cannot parse what it was given (protobuf's nesting
@@ -226,7 +197,7 @@ def lenient_inference(model: onnx.ModelProto) -> onnx.ModelProto:
 def data_prop_safe(inferred: onnx.ModelProto) -> bool:
     """Whether no 1-D value of ``inferred`` (types as inferred without data propagation)
     is longer than :data:`DATA_PROP_MAX_LENGTH`. O(values)."""
-    from designer.core.scope import graph_attributes
+    from designer.core.walk import nested_graphs
 
     def short(graph: onnx.GraphProto) -> bool:
         for group in (graph.input, graph.output, graph.value_info):
@@ -237,9 +208,9 @@ def data_prop_safe(inferred: onnx.ModelProto) -> bool:
         for tensor in graph.initializer:
             if len(tensor.dims) == 1 and tensor.dims[0] > DATA_PROP_MAX_LENGTH:
                 return False
-        return all(short(sub) for node in graph.node for _a, _i, sub in graph_attributes(node))
+        return True
 
-    return short(inferred.graph)
+    return all(short(graph) for graph in nested_graphs(inferred.graph))
 
 
 def _parse_inference_error(text: str) -> Iterator[InferenceProblem]:

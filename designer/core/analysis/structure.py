@@ -12,6 +12,7 @@ from designer.core.analysis.diagnostics import Diagnostic, Severity
 from designer.core.names import is_c90_identifier
 from designer.core.schema import OpSchemaInfo, SchemaRegistry, normalize_domain
 from designer.core.scope import Scope
+from designer.core.walk import iter_graphs
 
 _UNSET = object()
 
@@ -334,12 +335,9 @@ def _required_positions(minimum: int, param_at: Callable[[int], object]) -> list
 
 def _collect_uses(proto: onnx.GraphProto | onnx.FunctionProto, used: set[str]) -> None:
     """Add every name used as a node input in ``proto`` or its subgraphs to ``used``."""
-    for node in proto.node:
-        used.update(node.input)
-        for attr in node.attribute:
-            if attr.HasField("g"):
-                _collect_uses(attr.g, used)
-                used.update(v.name for v in attr.g.output)
-            for graph in attr.graphs:
-                _collect_uses(graph, used)
-                used.update(v.name for v in graph.output)
+    for walked in iter_graphs(proto):
+        graph = walked.graph
+        if isinstance(graph, onnx.GraphProto) and walked.path:
+            used.update(v.name for v in graph.output)  # read by the node holding the graph
+        for node in graph.node:
+            used.update(node.input)

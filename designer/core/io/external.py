@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -15,6 +15,7 @@ import onnx
 from onnx import numpy_helper
 
 from designer.core.errors import DesignerError
+from designer.core.walk import Container, iter_graphs
 
 EXTERNAL = onnx.TensorProto.EXTERNAL
 
@@ -22,20 +23,22 @@ EXTERNAL = onnx.TensorProto.EXTERNAL
 def iter_graph_tensors(
     graph: onnx.GraphProto, *, sparse: bool = True
 ) -> Iterator[onnx.TensorProto]:
-    """Every TensorProto in ``graph``: initializers, sparse parts (unless ``sparse`` is False),
-    attribute values, subgraphs."""
-    yield from graph.initializer
-    if sparse:
-        for part in graph.sparse_initializer:
-            yield part.values
-            yield part.indices
-    yield from _iter_node_tensors(graph.node, sparse=sparse)
+    """Every TensorProto in ``graph`` and the graphs nested in it, graph by graph (in the
+    order of :func:`designer.core.walk.iter_graphs`): initializers, sparse parts (unless
+    ``sparse`` is False), attribute values."""
+    for walked in iter_graphs(graph):
+        yield from _container_tensors(walked.graph, sparse=sparse)
 
 
-def _iter_node_tensors(
-    nodes: Iterable[onnx.NodeProto], *, sparse: bool = True
-) -> Iterator[onnx.TensorProto]:
-    for node in nodes:
+def _container_tensors(graph: Container, *, sparse: bool) -> Iterator[onnx.TensorProto]:
+    """The tensors ``graph`` holds itself (not those of its subgraphs)."""
+    if isinstance(graph, onnx.GraphProto):
+        yield from graph.initializer
+        if sparse:
+            for part in graph.sparse_initializer:
+                yield part.values
+                yield part.indices
+    for node in graph.node:
         for attr in node.attribute:
             if attr.HasField("t"):
                 yield attr.t
@@ -43,17 +46,18 @@ def _iter_node_tensors(
             if sparse and attr.HasField("sparse_tensor"):
                 yield attr.sparse_tensor.values
                 yield attr.sparse_tensor.indices
-            if attr.HasField("g"):
-                yield from iter_graph_tensors(attr.g, sparse=sparse)
-            for graph in attr.graphs:
-                yield from iter_graph_tensors(graph, sparse=sparse)
+
+
+def _function_tensors(model: onnx.ModelProto, *, sparse: bool = True) -> Iterator[onnx.TensorProto]:
+    for fn in model.functions:
+        for walked in iter_graphs(fn):
+            yield from _container_tensors(walked.graph, sparse=sparse)
 
 
 def iter_model_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
     """Every TensorProto of the model, functions and training info included (O(model))."""
     yield from iter_graph_tensors(model.graph)
-    for fn in model.functions:
-        yield from _iter_node_tensors(fn.node)
+    yield from _function_tensors(model)
     for info in model.training_info:
         yield from iter_graph_tensors(info.initialization)
         yield from iter_graph_tensors(info.algorithm)
@@ -64,8 +68,7 @@ def iter_loadable_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
     reads back: initializers and attribute tensors of the graph, its subgraphs and the local
     functions. Parts of sparse tensors and training_info tensors are not among them."""
     yield from iter_graph_tensors(model.graph, sparse=False)
-    for fn in model.functions:
-        yield from _iter_node_tensors(fn.node, sparse=False)
+    yield from _function_tensors(model, sparse=False)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ import heapq
 
 import onnx
 
-from designer.core.transforms.graphs import Container, node_uses
+from designer.core.transforms.graphs import node_uses
 from designer.core.transforms.log import TransformError
+from designer.core.walk import Container
 
 
 def sorted_nodes(proto: Container) -> list[onnx.NodeProto]:

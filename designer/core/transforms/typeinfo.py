@@ -8,15 +8,20 @@ names it reads from enclosing scopes, typed from there.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 
 import onnx
 from onnx import shape_inference
 
 from designer.core.analysis.inference import data_prop_safe
-from designer.core.transforms.graphs import Container, free_names, tensor_nbytes
+from designer.core.tensor_sizes import tensor_nbytes
+from designer.core.transforms.graphs import free_names
 from designer.core.transforms.log import TransformError
 from designer.core.transforms.toposort import sorted_nodes
+from designer.core.walk import Container
+
+logger = logging.getLogger(__name__)
 
 #: Initializers at most this large are passed with their values (Reshape shapes, Slice
 #: starts… help shape inference); larger ones only as typed inputs, so no weight is copied.
@@ -138,7 +143,8 @@ def infer_scope_types(
         inferred = shape_inference.infer_shapes(model_copy, strict_mode=False)
         if data_prop_safe(inferred):  # data propagation allocates per element of 1-D values
             inferred = shape_inference.infer_shapes(model_copy, strict_mode=False, data_prop=True)
-    except Exception:  # onnx raises several types; a scope it cannot type keeps what it has
+    except Exception as error:  # onnx raises several types; the scope keeps what it has
+        logger.debug("shape inference of a scope failed: %s", error)
         return types
     graph = inferred.graph
     for vi in [*graph.value_info, *graph.output, *graph.input]:

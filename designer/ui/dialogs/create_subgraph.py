@@ -22,8 +22,9 @@ from PySide6.QtWidgets import (
 from designer.core.document import Document
 from designer.core.errors import DesignerError
 from designer.core.names import identifier_problem, unique_name
-from designer.core.scope import ScopeId, graph_attributes
+from designer.core.scope import ScopeId
 from designer.core.subgraphs import CreateSubgraph, subgraph_template
+from designer.core.walk import iter_graphs
 from designer.ui.session import DocumentSession
 
 OpenScope = Callable[[DocumentSession, ScopeId], object]
@@ -46,14 +47,7 @@ def graph_names_in(doc: Document, scope_id: ScopeId) -> set[str]:
     """The scope's own name and the names of every graph its nodes hold (at any depth): a
     new subgraph's name must differ from all of them (as CreateSubgraph requires)."""
     scope = doc.scope(scope_id)
-    names = {scope.name}
-    stack: list[onnx.GraphProto | onnx.FunctionProto] = [scope.proto]
-    while stack:
-        for node in stack.pop().node:
-            for _attr, _index, graph in graph_attributes(node):
-                names.add(graph.name)
-                stack.append(graph)
-    return names
+    return {scope.name} | {w.graph.name for w in iter_graphs(scope.proto) if w.path}
 
 
 def existing_subgraphs(doc: Document) -> list[ScopeId]:

@@ -118,10 +118,8 @@ class ExportImageDialog(QDialog):
     def accept(self) -> None:
         path = Path(self.path.text()).expanduser()
         try:
-            message = self.view.export_image(path, self.options())
+            self.view.export_image(path, self.options())  # says what it wrote on the status bar
         except DesignerError as exc:
             QMessageBox.critical(self, "Export failed", str(exc))
             return
-        if message:
-            QMessageBox.information(self, "Exported", str(message))
         super().accept()

@@ -47,7 +47,8 @@ from designer.ui.dialogs.new_function import NewFunctionDialog
 from designer.ui.widgets.filter_line import FilterLineEdit
 
 if TYPE_CHECKING:
-    from designer.ui.main_window import DocumentTab, MainWindow
+    from designer.ui.document_tab import DocumentTab
+    from designer.ui.main_window import MainWindow
     from designer.ui.session import DocumentSession
 
 FunctionId = tuple[str, str, str]

@@ -32,7 +32,8 @@ from designer.ui.params.initializer_model import InitializerTableModel, delete_e
 from designer.ui.params.terminal_panel import TerminalPanel
 
 if TYPE_CHECKING:
-    from designer.ui.main_window import DocumentTab, MainWindow
+    from designer.ui.document_tab import DocumentTab
+    from designer.ui.main_window import MainWindow
 
 
 class InitializersDock(QDockWidget):

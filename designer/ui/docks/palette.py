@@ -48,7 +48,8 @@ from designer.ui.qtmodels.palette_model import (
 from designer.ui.widgets.filter_line import FilterLineEdit
 
 if TYPE_CHECKING:
-    from designer.ui.main_window import DocumentTab, MainWindow
+    from designer.ui.document_tab import DocumentTab
+    from designer.ui.main_window import MainWindow
 
 VIEW_LABELS = {"category": "By category", "collection": "By collection", "name": "By name"}
 

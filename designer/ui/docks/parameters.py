@@ -20,7 +20,8 @@ from designer.ui.params.node_panel import NodePanel
 from designer.ui.params.scope_panel import ScopePanel
 
 if TYPE_CHECKING:
-    from designer.ui.main_window import DocumentTab, MainWindow
+    from designer.ui.document_tab import DocumentTab
+    from designer.ui.main_window import MainWindow
 
 
 class ParametersDock(QDockWidget):
@@ -140,7 +141,10 @@ class ParametersDock(QDockWidget):
             return None
         from designer.ui.dialogs.function_settings import FunctionSettingsDialog
 
-        return lambda: FunctionSettingsDialog(tab.session, fid, self.window_).exec()
+        def open_settings() -> None:
+            FunctionSettingsDialog(tab.session, fid, self.window_).exec()
+
+        return open_settings
 
     def _status(self, message: str) -> None:
         self.window_.statusBar().showMessage(message, 8000)

@@ -30,7 +30,8 @@ from designer.ui.qtmodels.diagnostics_model import (
 from designer.ui.widgets.filter_line import FilterLineEdit
 
 if TYPE_CHECKING:
-    from designer.ui.main_window import DocumentTab, MainWindow
+    from designer.ui.document_tab import DocumentTab
+    from designer.ui.main_window import MainWindow
     from designer.ui.session import DocumentSession
 
 TITLE = "Type Checking"

@@ -53,7 +53,7 @@ def reference_label(ref: str) -> QLabel:
 
 
 def _type_name(attr_type: int) -> str:
-    return A.AttributeType.Name(attr_type)
+    return str(A.AttributeType.Name(attr_type))
 
 
 def reference_button(

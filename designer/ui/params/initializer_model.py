@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import onnx
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
@@ -13,27 +12,11 @@ from designer.core.document import Document
 from designer.core.edits import CompoundEdit, Edit, RemoveInitializer, SetNodeInput
 from designer.core.io.external import ExternalRef, is_external
 from designer.core.scope import ScopeId
+from designer.core.tensor_sizes import tensor_nbytes
 from designer.core.tensorgen import type_name
 
 Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Name", "Type", "Shape", "Size", "Storage")
-
-
-def tensor_bytes(tensor: onnx.TensorProto) -> int:
-    """Bytes of the tensor's values (external: the referenced length)."""
-    if is_external(tensor):
-        try:
-            ref = ExternalRef.of(tensor)
-        except ValueError:
-            return 0
-        return ref.length or 0
-    if tensor.raw_data:
-        return len(tensor.raw_data)
-    try:
-        itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize
-    except (KeyError, TypeError, ValueError):
-        return tensor.ByteSize()
-    return int(np.prod(tensor.dims, dtype=np.int64)) * itemsize
 
 
 def size_text(count: int) -> str:
@@ -113,7 +96,7 @@ class InitializerTableModel(QAbstractTableModel):
             if column == 2:
                 return str(list(tensor.dims))
             if column == 3:
-                return size_text(tensor_bytes(tensor))
+                return size_text(tensor_nbytes(tensor))
             return "external" if is_external(tensor) else "embedded"
         if role == Qt.ItemDataRole.ToolTipRole and column == 4 and is_external(tensor):
             ref = ExternalRef.of(tensor)

@@ -16,7 +16,8 @@ from designer.ui.reports.overlay import keys_by_name
 if TYPE_CHECKING:
     import onnx
 
-    from designer.ui.main_window import DocumentTab, MainWindow
+    from designer.ui.document_tab import DocumentTab
+    from designer.ui.main_window import MainWindow
 
 __all__ = ["ProfileSource", "export_analysis", "keys_for", "source_of"]
 

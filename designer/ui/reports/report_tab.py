@@ -29,7 +29,8 @@ from designer.ui.reports.table_model import TableWidget
 from designer.ui.reports.timeline import TimelineWidget
 
 if TYPE_CHECKING:
-    from designer.ui.main_window import DocumentTab, MainWindow
+    from designer.ui.document_tab import DocumentTab
+    from designer.ui.main_window import MainWindow
 
 TOP_N = 15
 
@@ -325,7 +326,7 @@ def open_profile(window: MainWindow, profile: Path, model: Path | None = None) -
         add_report_tab(window, ReportTab(window, profile, report, model, DEFAULT_WARMUP, nodes))
 
     return start_job_with(
-        work,  # type: ignore[arg-type]
+        work,
         window,
         finished=done,
         failed=lambda message: window.show_error("Cannot open the profile", message),

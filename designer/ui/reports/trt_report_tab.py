@@ -30,7 +30,8 @@ from designer.ui.reports.report_tab import add_report_tab
 from designer.ui.reports.table_model import TableWidget
 
 if TYPE_CHECKING:
-    from designer.ui.main_window import DocumentTab, MainWindow
+    from designer.ui.document_tab import DocumentTab
+    from designer.ui.main_window import MainWindow
 
 TOP_N = 15
 _SUMMARY_KEYS = (

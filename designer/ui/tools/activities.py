@@ -13,8 +13,9 @@ from designer.ui.dialogs.activity_dialog import ActivityDialog
 from designer.ui.dialogs.connections_dialog import ConnectionsDialog
 
 if TYPE_CHECKING:
+    from designer.ui.document_tab import DocumentTab
     from designer.ui.jobs import Job
-    from designer.ui.main_window import DocumentTab, MainWindow
+    from designer.ui.main_window import MainWindow
 
 PROFILE_FILTER = "ONNX Runtime profiles (*.json);;All files (*)"
 
