@@ -1,21 +1,29 @@
-"""The Document: one ONNX model, its node positions, its undo stack and its listeners.
+"""The Document: one ONNX model, its node positions, its undo history and its listeners.
 
 The model is kept as the ``onnx.ModelProto`` that was read from disk. Protobuf stays the
 source of truth so that everything ONNX defines (and fields this version does not know)
 survives an open + save byte for byte; look-ups that protobuf lacks (node keys, scopes) are
 kept beside it. Only :mod:`designer.core.edits` change a document.
+
+``undo_stack`` is the document's one history (the GUI shows it, it keeps none of its own);
+``modified`` is "its revision differs from the saved revision". Positions are changed by
+edits (MoveNodes, AddNode, …) or, for view state that is no undo step (a first layout, a
+layout file, collapsing module boxes), by :meth:`Document.set_positions`; both notify a
+``POSITIONS`` event (or the edit's own event for added/removed nodes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
 import onnx
 
-from designer.core.scope import MAIN_SCOPE, Scope, ScopeId, graph_attributes
+from designer.core.deferred_shifts import DeferredShifts
+from designer.core.scope import MAIN_SCOPE, Scope, ScopeId
+from designer.core.walk import graph_at, graph_attributes
 
 Position = tuple[float, float]
 
@@ -71,7 +79,8 @@ class Document:
         self.model = model
         self.path = path
         self.base_dir: Path | None = path.parent if path is not None else None
-        self.positions: dict[ScopeId, dict[int, Position]] = {}
+        self._positions: dict[ScopeId, dict[int, Position]] = {}
+        self._shifts = DeferredShifts()  # shifts of hidden nodes not applied yet
         #: View state saved with the positions: ids of the module groups drawn collapsed
         #: on each scope's canvas (designer.core.hierarchy.Group.id).
         self.collapsed: dict[ScopeId, set[str]] = {}
@@ -96,12 +105,84 @@ class Document:
     # --- state ---------------------------------------------------------------------------
     @property
     def modified(self) -> bool:
-        return not self.undo_stack.is_clean
+        """True when the history's revision differs from the revision last saved."""
+        return self.undo_stack.revision != self.undo_stack.saved_revision
 
     @property
     def title(self) -> str:
         name = self.path.name if self.path is not None else "Untitled"
         return name + ("*" if self.modified else "")
+
+    # --- positions (view state) -------------------------------------------------------------
+    @property
+    def positions(self) -> dict[ScopeId, dict[int, Position]]:
+        """Positions (top-left corners) by scope and node key, every deferred shift
+        (:meth:`defer_shift`) applied first: what anyone reading or writing them sees."""
+        if self._shifts:
+            self._shifts.settle(self._positions)
+        return self._positions
+
+    @positions.setter
+    def positions(self, tables: dict[ScopeId, dict[int, Position]]) -> None:
+        self._shifts.clear()  # replaced as a whole: nothing left to shift
+        self._positions = tables
+
+    def drawn_positions(self, scope_id: ScopeId) -> Mapping[int, Position]:
+        """Positions of ``scope_id`` with deferred shifts left pending: exact for every key
+        no :meth:`defer_shift` named since (what a canvas draws). Read-only."""
+        return self._positions.get(scope_id, {})
+
+    def defer_shift(
+        self, scope_id: ScopeId, token: str, keys: Callable[[], Iterable[int]], dx: float, dy: float
+    ) -> None:
+        """Move the nodes of ``scope_id`` that ``keys()`` gives (hidden ones: nobody draws
+        them) by (dx, dy) later: when :attr:`positions` is read next, or
+        :meth:`settle_positions` names ``token`` (one token per set of keys until then, e.g.
+        the collapsed group hiding them). The result is exactly that of moving them now; no
+        event (their drawing is unchanged)."""
+        self._shifts.add(self._positions.setdefault(scope_id, {}), scope_id, token, keys, dx, dy)
+
+    def settle_positions(
+        self, scope_id: ScopeId | None = None, chosen: Callable[[str], bool] | None = None
+    ) -> None:
+        """Apply the deferred shifts now (of ``scope_id``; of the tokens ``chosen`` accepts)."""
+        if self._shifts:
+            self._shifts.settle(self._positions, scope_id, chosen)
+
+    def deferred_tokens(self, scope_id: ScopeId) -> list[str]:
+        """Tokens of the shifts still deferred in ``scope_id``."""
+        return self._shifts.tokens(scope_id)
+
+    def set_positions(
+        self,
+        scope_id: ScopeId,
+        table: Mapping[int, Position],
+        *,
+        replace: bool = False,
+        keep_deferred: bool = False,
+    ) -> None:
+        """Set canvas positions of ``scope_id`` that are no undo step (a first layout, boxes
+        of collapsed modules, a layout file) and notify one POSITIONS event naming the keys
+        that changed; ``replace`` drops the scope's other positions first. Moves a user
+        makes are :class:`~designer.core.edits.MoveNodes` edits instead. Deferred shifts
+        are applied first, unless ``keep_deferred`` (the caller writes no key that one of
+        them names: a quick expand or fold moving what is drawn)."""
+        tables = self._positions if keep_deferred and not replace else self.positions
+        current = tables.setdefault(scope_id, {})
+        changed = {k for k, p in table.items() if current.get(k) != p}
+        if replace:
+            changed |= current.keys() - table.keys()
+            current.clear()
+        current.update(table)
+        if changed:
+            self.notify(DocumentEvent(ChangeKind.POSITIONS, scope_id, frozenset(changed)))
+
+    def clear_positions(self) -> None:
+        """Forget every position (a layout file that turned out unusable); one event."""
+        had = any(self.positions.values())
+        self.positions.clear()
+        if had:
+            self.notify(DocumentEvent(ChangeKind.POSITIONS))
 
     def new_key(self) -> int:
         key = self._keygen.next
@@ -161,6 +242,7 @@ class Document:
         return scope
 
     def function(self, domain: str, name: str, overload: str = "") -> onnx.FunctionProto:
+        fn: onnx.FunctionProto
         for fn in self.model.functions:
             if fn.domain == domain and fn.name == name and fn.overload == overload:
                 return fn
@@ -279,7 +361,7 @@ class Document:
 
 
 def _graph_of(node: onnx.NodeProto, attribute: str, index: int) -> onnx.GraphProto:
-    for name, i, graph in graph_attributes(node):
-        if name == attribute and i == index:
-            return graph
+    graph = graph_at(node, attribute, index)
+    if graph is not None:
+        return graph
     raise KeyError(f"node '{node.name}' has no graph attribute '{attribute}'")

@@ -15,7 +15,7 @@ import onnx
 
 from designer.core.analysis.checker import CheckResult, check_document
 from designer.core.document import Document
-from designer.core.edits.base import Edit
+from designer.core.edits.base import Edit, Scopes
 from designer.core.edits.lookup import (
     names_in_use,
     require_identifier,
@@ -28,7 +28,8 @@ from designer.core.errors import EditError
 from designer.core.functions import rename_graph_tensors
 from designer.core.names import unique_name
 from designer.core.schema import default_registry
-from designer.core.scope import Scope, ScopeId, graph_attributes
+from designer.core.scope import Scope, ScopeId
+from designer.core.walk import graph_attributes, iter_graphs, nested_graphs
 
 
 class _Types:
@@ -131,7 +132,8 @@ def _opset_version(doc: Document, scope_id: ScopeId) -> int:
         versions = {o.domain: o.version for o in fn.opset_import}
     else:
         versions = doc.opset_imports
-    return versions.get("", versions.get("ai.onnx", 0))
+    version: int = versions.get("", versions.get("ai.onnx", 0))
+    return version
 
 
 def subgraph_template(
@@ -208,21 +210,20 @@ def _scan_body(
 
 def _graph_names(proto: onnx.GraphProto | onnx.FunctionProto) -> Iterator[str]:
     """Names of the graphs held by nodes of ``proto`` (at any depth)."""
-    for node in proto.node:
-        for _a, _i, graph in graph_attributes(node):
-            yield graph.name
-            yield from _graph_names(graph)
+    for walked in iter_graphs(proto):
+        if walked.path:  # not ``proto`` itself
+            yield walked.graph.name
 
 
 def _defined_names(graph: onnx.GraphProto) -> set[str]:
     """Every tensor name ``graph`` and its nested subgraphs define."""
-    names = {v.name for v in graph.input}
-    names.update(t.name for t in graph.initializer)
-    names.update(s.values.name for s in graph.sparse_initializer)
-    for node in graph.node:
-        names.update(o for o in node.output if o)
-        for _a, _i, sub in graph_attributes(node):
-            names |= _defined_names(sub)
+    names: set[str] = set()
+    for sub in nested_graphs(graph):
+        names.update(v.name for v in sub.input)
+        names.update(t.name for t in sub.initializer)
+        names.update(s.values.name for s in sub.sparse_initializer)
+        for node in sub.node:
+            names.update(o for o in node.output if o)
     return names
 
 
@@ -298,6 +299,9 @@ class CreateSubgraph(Edit):
             raise EditError(f"{node.op_type} has no attribute '{self.attribute}'")
         if info.type != onnx.AttributeProto.GRAPH:
             raise EditError(f"attribute '{self.attribute}' of {node.op_type} is not a graph")
+
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
 
     def apply(self, doc: Document) -> None:
         if self._set is None:  # first apply; redo sets the identical graph again

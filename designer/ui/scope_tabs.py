@@ -20,7 +20,8 @@ from designer.ui.session import DocumentSession
 from designer.ui.working import ScopeSession
 
 if TYPE_CHECKING:
-    from designer.ui.main_window import DocumentTab, MainWindow
+    from designer.ui.document_tab import DocumentTab
+    from designer.ui.main_window import MainWindow
 
 CONFIRM_SUBGRAPH = "Confirm Subgraph Edits"
 CONFIRM_FUNCTION = "Confirm Local Function Edits"
@@ -136,7 +137,7 @@ class ScopeTabs(QObject):
         if current is not None:
             locked = current.session.locked
             stack = None if locked else current.session.undo_stack  # None: no undo at all
-            self.window.undo_group.setActiveStack(stack)  # type: ignore[arg-type]
+            self.window.undo_group.setActiveStack(stack)
         action = self.window.actions_by_name.get("confirm_scope")
         if action is not None:
             session = current.session if current is not None else None

@@ -1,5 +1,5 @@
-"""A document as the GUI sees it: the core Document, its QUndoStack, its companion layout,
-and type-check results refreshed in the background after every change."""
+"""A document as the GUI sees it: the core Document, the Qt face of its one undo history,
+its companion layout, and type-check results refreshed in the background after every change."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pathlib import Path
 import onnx
 import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QUndoStack
 
 from designer.core.analysis import CheckResult, check_document
 from designer.core.document import ChangeKind, Document, DocumentEvent
@@ -21,7 +20,8 @@ from designer.core.errors import DesignerError
 from designer.core.gcpause import gc_paused
 from designer.core.io import open_document, save_document
 from designer.core.io.companion import LayoutFileError, load_positions, save_positions
-from designer.ui.commands import EditCommand
+from designer.core.scope import ScopeId
+from designer.ui.history import History
 
 CHECK_DELAY_MS = 150
 
@@ -34,8 +34,12 @@ class _CheckJob(QRunnable):
     """Checks a private copy of the model on a pool thread (the GUI keeps editing)."""
 
     def __init__(
-        self, generation: int, model: onnx.ModelProto, keys: dict, signals: _CheckSignals
-    ) -> None:  # type: ignore[type-arg]
+        self,
+        generation: int,
+        model: onnx.ModelProto,
+        keys: dict[ScopeId, list[int]],
+        signals: _CheckSignals,
+    ) -> None:
         super().__init__()
         self.generation = generation
         self.model = model
@@ -71,7 +75,9 @@ class DocumentSession(QObject):
     """Everything the window needs of one open document.
 
     Changes go through :meth:`push`; listeners connect to ``changed`` (a DocumentEvent)
-    instead of subscribing to the Document directly.
+    instead of subscribing to the Document directly. ``undo_stack`` shows and drives the
+    document's own history (``doc.undo_stack``); ``modified`` and ``title`` are the
+    document's.
     """
 
     changed = Signal(object)  # DocumentEvent
@@ -86,13 +92,14 @@ class DocumentSession(QObject):
     def __init__(self, doc: Document, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.doc = doc
-        self.undo_stack = QUndoStack(self)
+        self.undo_stack = History(doc.undo_stack, self)
         self.check_result: CheckResult | None = None
         self.layout_warning: str | None = None
         #: working copies editing a subgraph or function of this document (tabs)
         self.working_copies: list[DocumentSession] = []
-        #: bumped on every change of the document (working copies compare it)
-        self.revision = 0
+        #: bumped on every event of the document, positions included (working copies
+        #: compare it to know whether they are still in step); not the history's revision
+        self.change_count = 0
         self._generation = 0
         # Signals reach the session through weak references: a check or timer may still
         # fire while a session nobody closed is being garbage-collected, and must then find
@@ -106,6 +113,8 @@ class DocumentSession(QObject):
         self._unsubscribe = doc.subscribe(self._on_document_event)
         self._clean_slot = _weak(self, "_on_clean_changed")
         self.undo_stack.cleanChanged.connect(self._clean_slot)
+        self._failed_slot = _weak(self, "_on_history_failed")
+        self.undo_stack.failed.connect(self._failed_slot)
 
     # --- opening and saving -----------------------------------------------------------------
     @classmethod
@@ -119,30 +128,30 @@ class DocumentSession(QObject):
         try:
             load_positions(doc, doc.path)
         except LayoutFileError as exc:
-            doc.positions.clear()
+            doc.clear_positions()
             session.layout_warning = f"{exc}; the nodes were arranged anew"
         return session
 
     def save(self, path: Path | str | None = None) -> None:
-        """Save atomically (and the layout beside it); raises DesignerError on failure."""
+        """Save atomically (and the layout beside it); raises DesignerError on failure.
+        Marks the document's history clean (``save_document`` does)."""
         save_document(self.doc, path)
         assert self.doc.path is not None
         try:
             save_positions(self.doc, self.doc.path)
         except OSError as exc:
             self.warning.emit(f"the model was saved, but its layout file was not: {exc}")
-        self.undo_stack.setClean()
-        self.titleChanged.emit(self.title)
+        self.titleChanged.emit(self.title)  # the name may have changed too
 
     # --- state ---------------------------------------------------------------------------
     @property
     def modified(self) -> bool:
-        return not self.undo_stack.isClean()
+        """The document's own answer: its revision differs from the saved one."""
+        return self.doc.modified
 
     @property
     def title(self) -> str:
-        name = self.doc.path.name if self.doc.path is not None else "Untitled"
-        return name + ("*" if self.modified else "")
+        return self.doc.title
 
     @property
     def location(self) -> str:
@@ -151,6 +160,9 @@ class DocumentSession(QObject):
 
     def _on_clean_changed(self, _clean: bool) -> None:
         self.titleChanged.emit(self.title)
+
+    def _on_history_failed(self, message: str) -> None:
+        self.editRejected.emit(message)
 
     @property
     def has_unconfirmed(self) -> bool:
@@ -189,11 +201,10 @@ class DocumentSession(QObject):
     def push_unlocked(self, edit: Edit) -> bool:
         """:meth:`push` without the read-only check (a working copy confirming its edits)."""
         try:
-            edit.apply(self.doc)
+            self.doc.undo_stack.push(edit)
         except DesignerError as exc:
             self.editRejected.emit(str(exc))
             return False
-        self.undo_stack.push(EditCommand(self.doc, edit, applied=True))
         return True
 
     def root(self) -> DocumentSession:
@@ -217,7 +228,7 @@ class DocumentSession(QObject):
 
     def _on_document_event(self, event: DocumentEvent) -> None:
         if event.kind != ChangeKind.SAVED:
-            self.revision += 1
+            self.change_count += 1
         self.changed.emit(event)
         if event.kind not in (ChangeKind.POSITIONS, ChangeKind.SAVED):
             self.schedule_check()
@@ -251,3 +262,5 @@ class DocumentSession(QObject):
         self._generation = -1
         self._unsubscribe()
         self.undo_stack.cleanChanged.disconnect(self._clean_slot)
+        self.undo_stack.failed.disconnect(self._failed_slot)
+        self.undo_stack.close()

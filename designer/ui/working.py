@@ -13,8 +13,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from designer.core.document import ChangeKind, Document, DocumentEvent, Position
-from designer.core.edits import CompoundEdit, Edit
-from designer.core.edits.functions import GroupIntoFunction, InlineFunctionCall
+from designer.core.edits import Edit
 from designer.core.edits.scopes import ReplaceScope, outside_digest
 from designer.core.scope import ScopeId
 from designer.core.viewgraph import display_name
@@ -34,29 +33,6 @@ def scope_caption(doc: Document, scope_id: ScopeId) -> str:
     return f"ƒ {scope_id.function[1]}"
 
 
-def edit_scopes(edit: Edit) -> list[ScopeId] | None:
-    """The scopes ``edit`` changes, or None when it changes the model as a whole (or does not
-    say). Edits name their scope as ``scope_id``; function edits as ``fid``/``function``."""
-    if isinstance(edit, CompoundEdit):
-        out: list[ScopeId] = []
-        for child in edit.edits:
-            scopes = edit_scopes(child)
-            if scopes is None:
-                return None
-            out.extend(scopes)
-        return out
-    if isinstance(edit, GroupIntoFunction | InlineFunctionCall):
-        return None  # they add or remove a local function: a change of the whole model
-    sid = getattr(edit, "scope_id", None)
-    if isinstance(sid, ScopeId):
-        return [sid]
-    for name in ("fid", "function"):
-        fid = getattr(edit, name, None)
-        if isinstance(fid, tuple) and len(fid) == 3:
-            return [ScopeId(fid)]
-    return None
-
-
 class ScopeSession(DocumentSession):
     """A working copy of ``parent_session``'s document whose tab shows ``scope_id``."""
 
@@ -69,7 +45,7 @@ class ScopeSession(DocumentSession):
         self.parent_session = parent_session
         self.scope_id = scope_id
         self.caption = scope_caption(parent_session.doc, scope_id)
-        self.synced_revision = parent_session.revision
+        self.synced_count = parent_session.change_count
         self.stale = False
         #: the window sets this while the tab is shown: a stale copy then syncs at once
         self.auto_sync = False
@@ -93,7 +69,7 @@ class ScopeSession(DocumentSession):
 
     @property
     def has_unconfirmed(self) -> bool:
-        return not self.undo_stack.isClean()
+        return self.doc.modified  # edits since the last sync or confirm
 
     @property
     def title(self) -> str:
@@ -131,7 +107,7 @@ class ScopeSession(DocumentSession):
         except KeyError:
             self.scopeGone.emit(f"{self.title.rstrip('*')} was closed: it no longer exists")
             return
-        if self.has_unconfirmed or self.parent_session.revision == self.synced_revision:
+        if self.has_unconfirmed or self.parent_session.change_count == self.synced_count:
             return
         self.stale = True
         if self.auto_sync:
@@ -146,7 +122,7 @@ class ScopeSession(DocumentSession):
         parent = self.parent_session
         self._share_layout()
         self.doc.sync_from(parent.doc)
-        self.synced_revision = parent.revision
+        self.synced_count = parent.change_count
         self.stale = False
         self.base_digest = outside_digest(self.doc, self.scope_id)
         self.caption = scope_caption(parent.doc, self.scope_id)
@@ -163,7 +139,7 @@ class ScopeSession(DocumentSession):
         parent = self.parent_session.doc
         for sid, table in self._positions_within().items():
             if table and not parent.positions.get(sid):
-                parent.positions[sid] = table
+                parent.set_positions(sid, table)
 
     def _positions_within(self) -> dict[ScopeId, dict[int, Position]]:
         """This copy's positions of its scope and the scopes below, with graph-IO keys
@@ -184,7 +160,7 @@ class ScopeSession(DocumentSession):
     def push(self, edit: Edit) -> bool:
         """Edits must stay inside this tab's scope: the confirm writes only that scope."""
         self.sync_if_stale()
-        scopes = edit_scopes(edit)
+        scopes = edit.scopes()
         if scopes is None or not all(s.is_within(self.scope_id) for s in scopes):
             self.editRejected.emit(
                 f"'{edit.label}' changes the model outside {self.caption}; make that change "
@@ -217,11 +193,11 @@ class ScopeSession(DocumentSession):
             self._positions_within(),
             label=f"Confirm edits of {self.caption}",
         )
-        in_step = parent.revision == self.synced_revision
+        in_step = parent.change_count == self.synced_count
         if not parent.push_unlocked(edit):
             return False
         if in_step and not edit.remapped:
-            self.synced_revision = parent.revision  # this copy is what the parent is now
+            self.synced_count = parent.change_count  # this copy is what the parent is now
         else:
             self.stale = True
         self.undo_stack.clear()  # the edits are the parent's undo step now

@@ -2,7 +2,8 @@
 
 An edit checks everything it needs *before* it changes anything, so a failing ``apply``
 raises :class:`EditError` and leaves the document untouched. ``revert`` restores the document
-exactly (byte for byte) as it was before ``apply``.
+exactly (byte for byte) as it was before ``apply``. ``scopes`` says which graph scopes it
+changes (a subgraph tab accepts only edits inside its own scope).
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from designer.core.errors import EditError
+from designer.core.scope import ScopeId
+
+#: What :meth:`Edit.scopes` answers: the scopes changed, or None for the model as a whole.
+Scopes = tuple[ScopeId, ...] | None
 
 if TYPE_CHECKING:
     from designer.core.document import Document
@@ -29,6 +34,12 @@ class Edit(ABC):
     @abstractmethod
     def revert(self, doc: Document) -> None:
         """Undo exactly what the last ``apply`` did."""
+
+    @abstractmethod
+    def scopes(self) -> Scopes:
+        """The graph scopes (main graph, subgraphs, function bodies) this edit changes, or
+        None when it changes the model as a whole (model properties, the list of local
+        functions, every scope at once)."""
 
     def merge(self, other: Edit) -> bool:
         """Absorb ``other`` (already applied after this one) into this edit; True if done."""
@@ -60,3 +71,14 @@ class CompoundEdit(Edit):
     def revert(self, doc: Document) -> None:
         for edit in reversed(self.edits):
             edit.revert(doc)
+
+    def scopes(self) -> Scopes:
+        """Every child's scopes (in order, once each); None if any child changes the model
+        as a whole."""
+        out: dict[ScopeId, None] = {}
+        for edit in self.edits:
+            scopes = edit.scopes()
+            if scopes is None:
+                return None
+            out.update(dict.fromkeys(scopes))
+        return tuple(out)

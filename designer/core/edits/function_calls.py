@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import onnx
 
 from designer.core.document import Document
-from designer.core.edits.base import Edit
+from designer.core.edits.base import Edit, Scopes
 from designer.core.edits.function_support import (
     MODEL_EVENT,
     KeptPositions,
@@ -113,6 +113,9 @@ class GroupIntoFunction(Edit):
             call.attribute.add(name=ref, ref_attr_name=ref, type=kind)
         return fn, call
 
+    def scopes(self) -> Scopes:
+        return None  # adds a local function
+
     def apply(self, doc: Document) -> None:
         scope = resolve_scope(doc, self.scope_id)
         for key in self.keys:
@@ -199,6 +202,9 @@ class InlineFunctionCall(Edit):
         self._caller_opset: Removed = None  # the domain's import in an enclosing function
         self._positions: KeptPositions | None = None
         self.label = "Inline function call"
+
+    def scopes(self) -> Scopes:
+        return None  # may remove a local function
 
     def apply(self, doc: Document) -> None:
         scope = resolve_scope(doc, self.scope_id)

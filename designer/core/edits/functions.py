@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import onnx
 
 from designer.core.document import Document
-from designer.core.edits.base import Edit
+from designer.core.edits.base import Edit, Scopes
 from designer.core.edits.function_calls import GroupIntoFunction, InlineFunctionCall
 from designer.core.edits.function_support import (
     MODEL_EVENT,
@@ -36,6 +36,7 @@ from designer.core.functions import (
     attribute_users,
     function_title,
 )
+from designer.core.scope import ScopeId
 
 
 class AddFunction(Edit):
@@ -78,6 +79,9 @@ class AddFunction(Edit):
             fn.doc_string = self.doc_string
         return fn
 
+    def scopes(self) -> Scopes:
+        return None  # the list of local functions
+
     def apply(self, doc: Document) -> None:
         require_new_function(doc, self.domain, self.name)
         fn = self._build()
@@ -103,6 +107,9 @@ class RemoveFunction(Edit):
         self._opset: Removed = None
         self.label = f"Delete local function {function_title(fid)}"
 
+    def scopes(self) -> Scopes:
+        return None  # the list of local functions
+
     def apply(self, doc: Document) -> None:
         self._taken = take_function(doc, self.fid)
         self._opset = drop_unused_opset(doc, self.fid[0])
@@ -124,6 +131,9 @@ class AddFunctionAttribute(Edit):
         self.name = name
         self.default = default
         self.label = f"Add attribute {name} to {function_title(fid)}"
+
+    def scopes(self) -> Scopes:
+        return (ScopeId(self.fid),)
 
     def apply(self, doc: Document) -> None:
         _index, fn = require_function(doc, self.fid)
@@ -156,6 +166,9 @@ class RemoveFunctionAttribute(Edit):
         self.name = name
         self._old: tuple[int, onnx.AttributeProto | None] | None = None
         self.label = f"Remove attribute {name} from {function_title(fid)}"
+
+    def scopes(self) -> Scopes:
+        return (ScopeId(self.fid),)
 
     def apply(self, doc: Document) -> None:
         _index, fn = require_function(doc, self.fid)

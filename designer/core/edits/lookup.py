@@ -9,11 +9,18 @@ import onnx
 from designer.core.document import Document
 from designer.core.errors import EditError
 from designer.core.names import identifier_problem
-from designer.core.scope import Scope, ScopeId, graph_attributes
+from designer.core.scope import Scope, ScopeId
+from designer.core.walk import iter_graphs
 
 
 def walk_graph_names(proto: onnx.GraphProto | onnx.FunctionProto) -> Iterator[str]:
     """Every tensor name mentioned in ``proto`` and its nested subgraphs."""
+    for walked in iter_graphs(proto):
+        yield from _own_names(walked.graph)
+
+
+def _own_names(proto: onnx.GraphProto | onnx.FunctionProto) -> Iterator[str]:
+    """The tensor names ``proto`` itself and its nodes mention (not nested subgraphs)."""
     if isinstance(proto, onnx.GraphProto):
         for group in (proto.input, proto.output, proto.value_info):
             for vi in group:
@@ -34,8 +41,6 @@ def walk_graph_names(proto: onnx.GraphProto | onnx.FunctionProto) -> Iterator[st
     for node in proto.node:
         yield from node.input
         yield from node.output
-        for _attr, _index, graph in graph_attributes(node):
-            yield from walk_graph_names(graph)
 
 
 def names_in_use(doc: Document, scope_id: ScopeId) -> set[str]:

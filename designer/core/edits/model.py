@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 
 from designer.core.document import ChangeKind, Document, DocumentEvent
-from designer.core.edits.base import Edit
+from designer.core.edits.base import Edit, Scopes
 from designer.core.errors import EditError
 from designer.core.scope import ScopeId
 
@@ -36,6 +36,9 @@ class SetModelProperty(Edit):
         self._old: str | int = ""
         self.label = f"Set {name}"
 
+    def scopes(self) -> Scopes:
+        return None  # a model property
+
     def apply(self, doc: Document) -> None:
         self._had = doc.model.HasField(self.name)
         self._old = getattr(doc.model, self.name)
@@ -60,6 +63,9 @@ class SetMetadataProp(Edit):
         self.value = value
         self._old: tuple[int, onnx.StringStringEntryProto] | None = None
         self.label = f"Set metadata {key}"
+
+    def scopes(self) -> Scopes:
+        return None  # model metadata
 
     def apply(self, doc: Document) -> None:
         props = doc.model.metadata_props
@@ -104,6 +110,9 @@ class ReplaceModel(Edit):
         self._new_keys: dict[ScopeId, list[int]] | None = None
         self._old_positions: dict[ScopeId, dict[int, tuple[float, float]]] = {}
         self._new_positions: dict[ScopeId, dict[int, tuple[float, float]]] = {}
+
+    def scopes(self) -> Scopes:
+        return None  # every scope at once
 
     def apply(self, doc: Document) -> None:
         if not self.new.HasField("graph"):

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import onnx
 
 from designer.core.document import ChangeKind, Document, DocumentEvent, Position
-from designer.core.edits.base import Edit
+from designer.core.edits.base import Edit, Scopes
 from designer.core.edits.lookup import (
     names_in_use,
     require_identifier,
@@ -16,7 +16,8 @@ from designer.core.edits.lookup import (
 )
 from designer.core.errors import EditError
 from designer.core.names import unique_name
-from designer.core.scope import GRAPH_TYPES, ScopeId, has_subgraphs
+from designer.core.scope import GRAPH_TYPES, ScopeId
+from designer.core.walk import has_subgraphs
 
 
 def _node_event(scope_id: ScopeId, *keys: int, kind: ChangeKind = ChangeKind.NODE) -> DocumentEvent:
@@ -86,6 +87,9 @@ class AddNode(Edit):
         node.attribute.extend(self.attributes)
         return node
 
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
+
     def apply(self, doc: Document) -> None:
         if self._node is None:  # first apply; redo re-inserts the identical node
             self._node = self._build(doc)
@@ -121,6 +125,9 @@ class RemoveNodes(Edit):
         self._positions: dict[int, Position] = {}
         self._subkeys: dict[ScopeId, list[int]] = {}
         self.label = f"Delete {len(self.keys)} node" + ("s" if len(self.keys) != 1 else "")
+
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
 
     def apply(self, doc: Document) -> None:
         scope = resolve_scope(doc, self.scope_id)
@@ -167,6 +174,9 @@ class _NodeListEdit(Edit):
 
     def _validate(self, doc: Document, node: onnx.NodeProto) -> None:
         """Hook: raise EditError when the new name is not acceptable."""
+
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
 
     def apply(self, doc: Document) -> None:
         scope = resolve_scope(doc, self.scope_id)
@@ -231,6 +241,9 @@ class SetAttribute(Edit):
         self._new_subkeys: dict[ScopeId, list[int]] = {}  # keys the new graphs had (redo)
         self.label = f"Set {attribute.name}"
 
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
+
     def apply(self, doc: Document) -> None:
         node = require_node(resolve_scope(doc, self.scope_id), self.key)
         self._subkeys = doc.key_snapshot(self.scope_id, self.key)
@@ -292,6 +305,9 @@ class ClearAttribute(Edit):
         self._subkeys: dict[ScopeId, list[int]] = {}
         self.label = f"Reset {name}"
 
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
+
     def apply(self, doc: Document) -> None:
         node = require_node(resolve_scope(doc, self.scope_id), self.key)
         i = next((i for i, a in enumerate(node.attribute) if a.name == self.name), -1)
@@ -323,6 +339,9 @@ class RenameNode(Edit):
         self.name = name
         self._old: str | None = None  # None: the node had no name field at all
         self.label = f"Rename node to {name}"
+
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
 
     def apply(self, doc: Document) -> None:
         scope = resolve_scope(doc, self.scope_id)
@@ -359,6 +378,9 @@ class MoveNodes(Edit):
         self.new = dict(positions)
         self._old: dict[int, Position | None] = {}
         self.label = f"Move {len(self.new)} node" + ("s" if len(self.new) != 1 else "")
+
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
 
     def apply(self, doc: Document) -> None:
         scope = resolve_scope(doc, self.scope_id)

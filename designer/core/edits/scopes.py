@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import onnx
 
 from designer.core.document import ChangeKind, Document, DocumentEvent, Position
-from designer.core.edits.base import Edit
+from designer.core.edits.base import Edit, Scopes
 from designer.core.errors import EditError
 from designer.core.scope import Container, ScopeId, SubgraphStep
 
@@ -77,6 +77,9 @@ class ReplaceScope(Edit):
         self._old: Container | None = None
         self._old_keys: Keys = {}
         self._old_positions: Positions = {}
+
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
 
     def apply(self, doc: Document) -> None:
         try:

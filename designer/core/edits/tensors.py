@@ -7,16 +7,17 @@ from typing import Any
 import onnx
 
 from designer.core.document import ChangeKind, Document, DocumentEvent
-from designer.core.edits.base import Edit
+from designer.core.edits.base import Edit, Scopes
 from designer.core.edits.lookup import names_in_use, require_identifier, resolve_scope
 from designer.core.errors import EditError
-from designer.core.scope import Scope, ScopeId, graph_attributes
+from designer.core.scope import Scope, ScopeId
 from designer.core.trt.follow import (
     ProfilesUndo,
     drop_profile_input,
     rename_profile_input,
     restore_profiles,
 )
+from designer.core.walk import iter_graphs
 
 
 def _event(kind: ChangeKind, scope_id: ScopeId, *names: str) -> DocumentEvent:
@@ -38,6 +39,12 @@ def _graph(scope: Scope, what: str) -> onnx.GraphProto:
 # --- rename ------------------------------------------------------------------------------
 def _rename_in(proto: onnx.GraphProto | onnx.FunctionProto, old: str, new: str) -> None:
     """Replace every reference to ``old`` in ``proto`` and its subgraphs (O(size))."""
+    for walked in iter_graphs(proto):
+        _rename_own(walked.graph, old, new)
+
+
+def _rename_own(proto: onnx.GraphProto | onnx.FunctionProto, old: str, new: str) -> None:
+    """Replace the references to ``old`` in ``proto``'s own fields and nodes (not nested)."""
 
     def swap(field: Any) -> None:
         for i, value in enumerate(field):
@@ -70,8 +77,6 @@ def _rename_in(proto: onnx.GraphProto | onnx.FunctionProto, old: str, new: str) 
     for node in proto.node:
         swap(node.input)
         swap(node.output)
-        for _attr, _index, graph in graph_attributes(node):
-            _rename_in(graph, old, new)
 
 
 class RenameTensor(Edit):
@@ -85,6 +90,9 @@ class RenameTensor(Edit):
         self.new = new
         self._trt: ProfilesUndo | None = None  # stored TensorRT profiles follow the input
         self.label = f"Rename {old} to {new}"
+
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
 
     def apply(self, doc: Document) -> None:
         scope = resolve_scope(doc, self.scope_id)
@@ -134,6 +142,9 @@ class SetValueType(Edit):
             return [("value_info", scope.proto.value_info)]
         p = scope.proto
         return [("input", p.input), ("output", p.output), ("value_info", p.value_info)]
+
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
 
     def apply(self, doc: Document) -> None:
         scope = resolve_scope(doc, self.scope_id)
@@ -201,6 +212,9 @@ class AddGraphIO(_GraphIOEdit):
         self._at = -1
         self.label = f"Add graph {kind} {value.name}"
 
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
+
     def apply(self, doc: Document) -> None:
         scope = resolve_scope(doc, self.scope_id)
         name = self.value.name
@@ -236,6 +250,9 @@ class RemoveGraphIO(_GraphIOEdit):
         self._trt: ProfilesUndo | None = None  # a removed input leaves the stored profiles
         self.label = f"Remove graph {kind} {name}"
 
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
+
     def apply(self, doc: Document) -> None:
         scope = resolve_scope(doc, self.scope_id)
         names = self._names(scope)
@@ -267,6 +284,9 @@ class AddInitializer(Edit):
         self.scope_id = scope_id
         self.tensor = tensor
         self.label = f"Add initializer {tensor.name}"
+
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
 
     def apply(self, doc: Document) -> None:
         graph = _graph(resolve_scope(doc, self.scope_id), "initializers")
@@ -300,6 +320,9 @@ class RemoveInitializer(Edit):
         self._removed: tuple[int, onnx.TensorProto | None] = (-1, None)
         self.label = f"Delete initializer {name}"
 
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
+
     def apply(self, doc: Document) -> None:
         graph = _graph(resolve_scope(doc, self.scope_id), "initializers")
         index = _initializer_index(graph, self.name)
@@ -322,6 +345,9 @@ class ReplaceInitializer(Edit):
         self.tensor = tensor
         self._old: tuple[int, onnx.TensorProto | None] = (-1, None)
         self.label = f"Edit initializer {tensor.name}"
+
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
 
     def apply(self, doc: Document) -> None:
         graph = _graph(resolve_scope(doc, self.scope_id), "initializers")

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 import onnx
 
 from designer.core.document import ChangeKind, Document, DocumentEvent
-from designer.core.edits.base import Edit
+from designer.core.edits.base import Edit, Scopes
 from designer.core.edits.lookup import require_node, resolve_scope
 from designer.core.errors import EditError
 from designer.core.scope import MAIN_SCOPE, ScopeId
@@ -61,6 +61,9 @@ class SetOptimizationProfiles(Edit):
             if self.profiles
             else "Clear TensorRT optimization profiles"
         )
+
+    def scopes(self) -> Scopes:
+        return None  # model metadata
 
     def apply(self, doc: Document) -> None:
         problem = validate_profiles(doc.model, self.profiles)
@@ -147,6 +150,9 @@ class _NodeSettingEdit(Edit):
                     "so rename it first"
                 )
         return nodes
+
+    def scopes(self) -> Scopes:
+        return (self.scope_id,)
 
     def apply(self, doc: Document) -> None:
         nodes = self._check(doc)

@@ -3,11 +3,12 @@
 File: ``<model file name>.designer.json`` beside the model (``resnet.onnx`` →
 ``resnet.onnx.designer.json``). Format (JSON, UTF-8)::
 
-    {"format": "onnx-designer-layout", "version": 2,
+    {"format": "onnx-designer-layout", "version": 3,
      "scopes": {"main": {"conv1": [x, y], "#7": [x, y], ...},
                 "main/If_0/then_branch": {...},
                 "function/local.fn/ScaledAdd/": {...}},
-     "collapsed": {"main": ["m/model/layers.0", ...]}}
+     "collapsed": {"main": ["m/model/layers.0", ...]},
+     "groups": {"main": [{"name": "stem", "nodes": ["conv1", "#7", ...]}]}}
 
 Nodes are keyed by name; a node without a name is keyed ``#<index>`` (its position in the
 node list); graph inputs and outputs (drawn as nodes) are ``input:NAME`` /
@@ -19,6 +20,11 @@ Version 2 adds the optional ``collapsed`` object: per scope, the ids (module pat
 ``/``, see :mod:`designer.core.hierarchy`) of the module groups the canvas draws as one box.
 It is view state, not part of the model. Version 1 files (no ``collapsed``) read as before,
 and a version 1 reader ignores the key.
+
+Version 3 adds the optional ``groups`` object: per scope, the view-only groups made by hand
+(:mod:`designer.core.view_groups`) in creation order, each its name and its nodes' labels
+(keyed like ``scopes``). Nodes the model no longer has are dropped on load, and a group
+left without nodes is dropped. Older files read as before; older readers ignore the key.
 """
 
 from __future__ import annotations
@@ -30,9 +36,10 @@ from designer.core.document import Document, Position
 from designer.core.errors import DesignerError
 from designer.core.io.atomic import write_atomic
 from designer.core.scope import Scope, ScopeId
+from designer.core.view_groups import ViewGroup, all_view_groups, set_view_groups
 
 FORMAT = "onnx-designer-layout"
-VERSION = 2
+VERSION = 3
 
 
 class LayoutFileError(DesignerError):
@@ -90,6 +97,9 @@ def positions_to_json(doc: Document) -> dict[str, object]:
             collapsed[label] = sorted(ids)
     if collapsed:
         data["collapsed"] = collapsed
+    groups = _groups_to_json(doc)
+    if groups:
+        data["groups"] = groups
     return data
 
 
@@ -110,7 +120,8 @@ def _mode_of(path: Path) -> int | None:
 
 
 def load_positions(doc: Document, model_path: Path) -> int:
-    """Read saved positions into ``doc.positions`` (not an edit: this is opening state).
+    """Read saved positions into ``doc.positions`` (not an edit: this is opening state;
+    ``Document.set_positions`` notifies listeners).
 
     Returns how many nodes got a position; 0 when there is no companion file. Raises
     LayoutFileError when the file exists but is unreadable or malformed.
@@ -137,13 +148,14 @@ def load_positions(doc: Document, model_path: Path) -> int:
         for kind, names in (("input", scope.input_names()), ("output", scope.output_names())):
             for name in names:
                 keys_by_label[f"{kind}:{name}"] = doc.io_key(scope.id, kind, name)
-        table: dict[int, Position] = doc.positions.setdefault(scope.id, {})
+        table: dict[int, Position] = {}
         for name, value in entries.items():
             key = keys_by_label.get(name)
             if key is None or not _is_point(value):
                 continue
             table[key] = (float(value[0]), float(value[1]))
             restored += 1
+        doc.set_positions(scope.id, table)  # one POSITIONS event per scope
     collapsed = data.get("collapsed")
     if isinstance(collapsed, dict):
         for label, ids in collapsed.items():
@@ -152,6 +164,9 @@ def load_positions(doc: Document, model_path: Path) -> int:
                 chosen = {i for i in ids if isinstance(i, str) and i}
                 if chosen:
                     doc.collapsed[scope.id] = chosen
+    groups = data.get("groups")
+    if isinstance(groups, dict):
+        _groups_from_json(doc, by_label, groups)
     return restored
 
 
@@ -161,3 +176,47 @@ def _is_point(value: object) -> bool:
         and len(value) == 2
         and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
     )
+
+
+def _groups_to_json(doc: Document) -> dict[str, list[dict[str, object]]]:
+    """Version 3 ``groups``: per scope label, each hand group's name and node labels."""
+    out: dict[str, list[dict[str, object]]] = {}
+    for scope_id, groups in all_view_groups(doc).items():
+        try:
+            scope = doc.scope(scope_id)
+            label = scope_label(doc, scope_id)
+        except KeyError:
+            continue
+        entries: list[dict[str, object]] = []
+        for group in groups:
+            nodes = [_node_label(scope, k) for k in group.keys if scope.has_node(k)]
+            if nodes:
+                entries.append({"name": group.name, "nodes": nodes})
+        if entries:
+            out[label] = entries
+    return out
+
+
+def _groups_from_json(doc: Document, by_label: dict[str, Scope], data: dict[str, object]) -> None:
+    """Read version 3 ``groups`` (malformed entries and unknown nodes are skipped)."""
+    for label, entries in data.items():
+        scope = by_label.get(label)
+        if scope is None or not isinstance(entries, list):
+            continue
+        keys_by_label = {_node_label(scope, key): key for key in scope.keys}
+        groups: list[ViewGroup] = []
+        for entry in entries:
+            if not isinstance(entry, dict):
+                continue
+            name, nodes = entry.get("name"), entry.get("nodes")
+            if not isinstance(name, str) or not name.strip() or "/" in name:
+                continue
+            if not isinstance(nodes, list) or any(g.name == name for g in groups):
+                continue
+            keys = tuple(
+                keys_by_label[n] for n in nodes if isinstance(n, str) and n in keys_by_label
+            )
+            if keys:
+                groups.append(ViewGroup(name.strip(), keys))
+        if groups:
+            set_view_groups(doc, scope.id, groups)

@@ -1,7 +1,7 @@
 """Global modifications on an open Document, each as ONE undoable step.
 
-``*_edit`` functions return the Edit for a caller that pushes it itself (the GUI wraps it
-in a QUndoCommand after running the transform off the GUI thread); ``apply_*`` functions run
+``*_edit`` functions return the Edit for a caller that pushes it itself (the GUI pushes it
+through its session after running the transform off the GUI thread); ``apply_*`` functions run
 the transform on ``doc.model`` and push the edit on ``doc.undo_stack``. The Document keeps
 the model before and after (two copies; external tensors are references, not copies).
 """

@@ -38,7 +38,7 @@ def headless_scene(
     try:
         load_positions(doc, Path(model))
     except LayoutFileError as exc:
-        doc.positions.clear()
+        doc.clear_positions()
         notes.append(str(exc))
     scope_id = MAIN_SCOPE
     if scope is not None:
@@ -59,11 +59,12 @@ def headless_scene(
         except ValueError as exc:
             raise DesignerError(str(exc)) from None
         graph = collapse_graph(graph, hierarchy, groups_below(hierarchy, depth))
-        scene.positions.clear()  # positions of the expanded graph do not fit the boxes
+        scene.set_positions({}, replace=True)  # those of the expanded graph do not fit boxes
         notes.append(f"collapsed to depth {depth}: {len(graph.nodes)} boxes")
+    sizes = scene.sizes(graph)
     if needs_full_layout(graph, scene.positions):
-        placement = layout_graph(graph, scene.sizes(graph))
-    scene.rebuild(graph, placement)
+        placement = layout_graph(graph, sizes)
+    scene.rebuild(graph, placement, sizes)
     return scene, notes
 
 

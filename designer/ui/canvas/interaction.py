@@ -1,6 +1,7 @@
 """Mouse gestures of the canvas view: link drags between terminals, node moves, subgraph
-buttons, tooltips. A mixin for :class:`~designer.ui.canvas.view.CanvasView`; everything
-that changes the document goes through ``link_terminals`` or ``session.push``."""
+buttons, tooltips, the selection. A layer of :class:`~designer.ui.canvas.view.CanvasView` on
+:class:`~designer.ui.canvas.view_base.CanvasViewBase`; everything that changes the document
+goes through ``link_terminals`` or ``session.push``."""
 
 from __future__ import annotations
 
@@ -8,24 +9,43 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QMenu
 
+from designer.core.errors import DesignerError
 from designer.core.summary import type_text
-from designer.core.viewgraph import NodeKind, outer_values
+from designer.core.viewgraph import NodeKind, ViewEdge, outer_values
 from designer.ui.canvas import controller
 from designer.ui.canvas.collapse_view import member_moves
 from designer.ui.canvas.items import EdgeItem, LinkPreviewItem, NodeItem
 from designer.ui.canvas.precision_menu import popup_precision_menu
+from designer.ui.canvas.view_base import CanvasViewBase
 
 DRAG_THRESHOLD = 4  # pixels before a press on a node becomes a move
 
 
-class InteractionMixin:
+class InteractionMixin(CanvasViewBase):
     """Gesture state and handlers; the view's Qt event overrides call these."""
 
     _link: tuple[str, int, int, LinkPreviewItem, QPointF] | None = None
     _move: tuple[QPointF, dict[int, QPointF], bool] | None = None
-    _move_edges: tuple[object, ...] | list[object] = ()  # links of the dragged nodes
+    _move_edges: list[ViewEdge] | None = None  # links of the dragged nodes
 
     _hovered_edge: EdgeItem | None = None
+
+    # --- links ------------------------------------------------------------------------------
+    def link_terminals(self, source: tuple[int, int], target: tuple[int, int]) -> bool:
+        """Connect output (key, slot) to input (key, slot); True if the edit was pushed."""
+        self.flush()
+        result = self.session.check_result
+        type_of = (lambda name: result.type_of(self.scope_id, name)) if result else None
+        try:
+            edit = controller.link_edit(
+                self.session.doc, self.canvas.graph, source, target, type_of
+            )
+        except (DesignerError, KeyError) as exc:
+            self.statusMessage.emit(f"Cannot link: {exc}")
+            return False
+        return self.session.push(edit)
+
+    # --- gestures ---------------------------------------------------------------------------
 
     def _track_hover(self, pos: QPoint) -> None:
         """Highlight the link under the pointer (one point query of the scene index)."""
@@ -77,24 +97,24 @@ class InteractionMixin:
                 self._link = (kind, item.key, slot, preview, anchor)
             preview.set_ends(anchor, anchor)
             return True
-        item = self._node_at(pos)
-        if item is not None and item.view.subgraphs:
-            local = item.mapFromScene(self.mapToScene(pos))
-            if item.subgraph_button().contains(local):
-                self._request_subgraph(item, event.globalPosition().toPoint())
+        node = self._node_at(pos)
+        if node is not None and node.view.subgraphs:
+            local = node.mapFromScene(self.mapToScene(pos))
+            if node.subgraph_button().contains(local):
+                self._request_subgraph(node, event.globalPosition().toPoint())
                 return True
-        if item is not None and item.badge_label:
-            local = item.mapFromScene(self.mapToScene(pos))
-            if item.precision_badge().contains(local):
-                self._precision_menu(item, event.globalPosition().toPoint())
+        if node is not None and node.badge_label:
+            local = node.mapFromScene(self.mapToScene(pos))
+            if node.precision_badge().contains(local):
+                self._precision_menu(node, event.globalPosition().toPoint())
                 return True
         return False
 
     def _precision_menu(self, item: NodeItem, global_pos: QPoint) -> None:
         """The badge's quick menu, for the selection when the node is part of it."""
-        selected = self.selected_keys()  # type: ignore[attr-defined]
+        selected = self.selected_keys()
         keys = selected if item.key in selected else [item.key]
-        popup_precision_menu(self, self.session, self.scope_id, keys, global_pos)  # type: ignore[arg-type, attr-defined]
+        popup_precision_menu(self, self.session, self.scope_id, keys, global_pos)
 
     def show_producer(self, tensor: str) -> None:
         """Select and centre the node producing the stubbed ``tensor``."""
@@ -103,7 +123,7 @@ class InteractionMixin:
             return
         self.canvas.clearSelection()
         source.setSelected(True)
-        self.centerOn(source)  # type: ignore[attr-defined]
+        self.centerOn(source)
 
     def _request_subgraph(self, item: NodeItem, global_pos: QPoint) -> None:
         graphs = item.view.subgraphs
@@ -187,22 +207,22 @@ class InteractionMixin:
             what = "input" if kind == "in" else "output"
             tensor = terminal.tensor or "(not connected)"
             return f"{what} {terminal.label}: {tensor}{self._type_suffix(terminal.tensor)}"
-        for item in self.items(pos):
-            if isinstance(item, EdgeItem):
-                name = item.edge.tensor
-                if item.edge.implicit:
-                    reader = self.canvas.node_items[item.edge.target].view.name
+        for found in self.items(pos):
+            if isinstance(found, EdgeItem):
+                name = found.edge.tensor
+                if found.edge.implicit:
+                    reader = self.canvas.node_items[found.edge.target].view.name
                     return f"{name}{self._type_suffix(name)}, read inside {reader}'s subgraph"
                 return f"{name}{self._type_suffix(name)}"
-            if isinstance(item, NodeItem):
-                view = item.view
+            if isinstance(found, NodeItem):
+                view = found.view
                 if view.kind == NodeKind.OUTER:
                     return self._outer_tooltip(view.outputs[0].tensor)
                 text = f"{view.name}  ({view.op_type})"
                 if view.function is not None:
                     domain, name, _overload = view.function
                     text += f"\ncalls local function {domain}:{name} (double-click to open)"
-                return text + ("\n" + item.problem_text if item.problem_text else "")
+                return text + ("\n" + found.problem_text if found.problem_text else "")
         return ""
 
     def _outer_tooltip(self, name: str) -> str:

@@ -9,8 +9,9 @@ from collections.abc import Mapping
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from designer.core.gcpause import gc_paused
 from designer.core.layout import Cancelled
-from designer.core.viewgraph import ViewGraph, gc_paused
+from designer.core.viewgraph import ViewGraph
 from designer.ui.canvas.placement import Placement, Size, layout_graph
 from designer.ui.jobs import keep_until_done
 

@@ -1,255 +1,44 @@
 """CanvasView: the model canvas widget of one graph scope.
 
 The view turns mouse gestures into intents and pushes the Edits the controller builds
-through the session (one undo step each); it follows ``session.changed`` to keep the scene
-in step (coalesced: several events of one compound edit cause one refresh).
+through the session (one undo step each). Its layers (see :mod:`designer.ui.canvas.view_base`):
+navigation, document following, gestures (:mod:`designer.ui.canvas.interaction`), and here the
+editing commands, settings and Qt event overrides.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSizeF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import (
-    QColor,
+    QHelpEvent,
     QKeyEvent,
     QMouseEvent,
     QPainter,
     QPainterPath,
+    QResizeEvent,
+    QShowEvent,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QGraphicsView, QToolTip, QWidget
+from PySide6.QtWidgets import QToolTip
 
-from designer.core.document import ChangeKind, DocumentEvent
 from designer.core.errors import DesignerError
-from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.core.viewgraph import NodeKind
 from designer.ui.canvas import controller, readable
 from designer.ui.canvas.clipboard import copy_nodes, paste_edit
-from designer.ui.canvas.collapse_view import (
-    expand_group,
-    expose_keys,
-    full_graph,
-    member_keys,
-    member_moves,
-)
+from designer.ui.canvas.collapse_view import expand_group, expose_keys, full_graph
 from designer.ui.canvas.export import ExportOptions, render_scene_to_file
 from designer.ui.canvas.interaction import InteractionMixin
-from designer.ui.canvas.items import EdgeItem, NodeItem
-from designer.ui.canvas.layout_job import LayoutJob
-from designer.ui.canvas.navigation import NavigationMixin
-from designer.ui.canvas.overview import OverviewController
-from designer.ui.canvas.placement import (
-    Placement,
-    grid_placement,
-    layout_graph,
-    needs_full_layout,
-)
-from designer.ui.canvas.scene import CanvasScene
-from designer.ui.canvas.settings import NAVIGATION_HELP, CanvasSettings
-from designer.ui.session import DocumentSession
+from designer.ui.canvas.items import NodeItem
+from designer.ui.canvas.settings import NAVIGATION_HELP
 
 
-class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
+class CanvasView(InteractionMixin):
     """The canvas of ``scope_id`` of the session's document (see the module docstring)."""
 
-    selectionChanged = Signal(list)  # node keys selected (op nodes and IO pseudo-nodes)
-    statusMessage = Signal(str)
-    subgraphRequested = Signal(int, str, int)  # node key, attribute, index
-    functionRequested = Signal(object)  # (domain, name, overload) of a local function
-    layoutBusy = Signal(bool)
-    layoutProgress = Signal(float)  # 0..1 while a layout runs off the GUI thread
-    contextMenuRequested = Signal(QPoint, QPointF)  # global position, scene position
-    viewChanged = Signal()  # zoomed, scrolled or resized (the Overview window follows)
-
-    def __init__(
-        self,
-        session: DocumentSession,
-        scope_id: ScopeId = MAIN_SCOPE,
-        settings: CanvasSettings | None = None,
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.scope_id = scope_id
-        self.settings = settings or CanvasSettings()
-        self.canvas = CanvasScene(
-            session.doc,
-            scope_id,
-            show_constants=self.settings.show_constants,
-            show_grid=self.settings.show_grid,
-            parent=self,  # Qt deletes the scene with the view (no GC-order surprises)
-        )
-        self.overview = OverviewController(self)
-        self.setScene(self.canvas)
-        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
-        self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
-        self.setRubberBandSelectionMode(Qt.ItemSelectionMode.IntersectsItemShape)
-        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
-        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState)
-        self.setContextMenuPolicy(Qt.ContextMenuPolicy.PreventContextMenu)
-        self.setMouseTracking(True)
-        self.job: LayoutJob | None = None
-        self._pending = False  # a refresh is scheduled
-        self._model_pending = False
-        self._fit_pending = True
-        self._selection_pending = False
-        self._legend: tuple[int, list[tuple[str, QColor]]] | None = None
-        session.changed.connect(self._on_changed)
-        session.checked.connect(self.canvas.set_check_result)
-        self.canvas.selectionChanged.connect(self._schedule_selection)
-        self._open()
-
-    # --- opening and layout -------------------------------------------------------------
-    def _open(self, purpose: str = "open") -> None:
-        graph = self.canvas.build_graph()
-        if not needs_full_layout(graph, self.canvas.positions):
-            self.canvas.rebuild(graph)
-        elif len(graph.nodes) > self.settings.async_layout_nodes:
-            self.canvas.rebuild(graph.__class__(graph.scope, [], []))
-            self._start_job(graph, purpose)
-        else:
-            sizes = self.canvas.sizes(graph)
-            self.canvas.rebuild(graph, layout_graph(graph, sizes), sizes)
-        self.canvas.set_check_result(self.session.check_result)
-        self._fit_pending = True
-        self._fit_if_shown()
-
-    def _start_job(self, graph: object, purpose: str) -> None:
-        self.cancel_layout()
-        job = LayoutJob(graph, self.canvas.sizes(graph), purpose)  # type: ignore[arg-type]
-        job.progress.connect(self.layoutProgress)
-        job.finished.connect(lambda placement, j=job: self._job_done(j, placement))
-        job.cancelled.connect(lambda j=job: self._job_done(j, None))
-        job.failed.connect(lambda message, j=job: self._job_failed(j, message))
-        self.job = job
-        self.layoutBusy.emit(True)
-        self.statusMessage.emit(f"Laying out {len(job.graph.nodes):,} nodes…")
-        job.start()
-
-    def _job_done(self, job: LayoutJob, placement: Placement | None) -> None:
-        if job is not self.job:
-            return
-        self.job = None
-        self.layoutBusy.emit(False)
-        if self._pending and job.purpose != "open":  # edits made while the layout ran
-            QTimer.singleShot(0, self.flush)
-        if job.purpose == "open":
-            if placement is None:  # cancelled: a plain grid, so the model is still usable
-                placement = grid_placement(job.graph, job.sizes)
-                self.statusMessage.emit("Layout cancelled; nodes placed on a grid")
-            else:
-                self.statusMessage.emit(f"Laid out in {job.seconds:.1f} s")
-            if self._pending:  # the document changed meanwhile: draw what it is now
-                self._pending = self._model_pending = False
-                self.canvas.rebuild(self.canvas.build_graph(), placement)
-            else:
-                self.canvas.rebuild(job.graph, placement, job.sizes)
-            self.canvas.set_check_result(self.session.check_result)
-            self._fit_pending = True
-            self._fit_if_shown()
-        elif placement is not None:
-            self._apply_arrangement(placement)
-        else:
-            self.statusMessage.emit("Arrange cancelled")
-
-    def _job_failed(self, job: LayoutJob, message: str) -> None:
-        if job is self.job:
-            self.job = None
-            self.layoutBusy.emit(False)
-            self.statusMessage.emit(message)
-            if job.purpose == "open":
-                self.canvas.rebuild(None, grid_placement(job.graph, job.sizes))
-
-    def wait_for_layout(self, timeout_ms: int = 60_000) -> bool:
-        """Block (processing events) until a running layout ends; True if none is left."""
-        from PySide6.QtCore import QCoreApplication, QDeadlineTimer
-
-        deadline = QDeadlineTimer(timeout_ms)
-        while self.job is not None and not deadline.hasExpired():
-            QCoreApplication.processEvents()
-            time.sleep(0.005)  # let the layout thread have the GIL
-        return self.job is None
-
-    def arrange_nodes(self) -> None:
-        """Lay the whole graph out again as ONE undoable move (off-thread when large)."""
-        self.flush()
-        graph = self.canvas.graph
-        if len(graph.nodes) > self.settings.async_layout_nodes:
-            self._start_job(graph, "arrange")
-            return
-        self._apply_arrangement(layout_graph(graph, self.canvas.sizes(graph)))
-
-    def _apply_arrangement(self, placement: Placement) -> None:
-        changed = {
-            k: p for k, p in placement.positions.items() if self.canvas.positions.get(k) != p
-        }
-        if self.canvas.collapsed:  # a group box moves the nodes inside it
-            changed = member_moves(self.canvas, changed)
-        if changed:
-            self.session.push(controller.move_edit(self.scope_id, changed, "Arrange nodes"))
-        self.canvas.set_routes(placement.routes)
-        self.fit_to_view()
-
-    def cancel_layout(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
-
-    # --- following the document ----------------------------------------------------------
-    def _on_changed(self, event: DocumentEvent) -> None:
-        if event.kind == ChangeKind.SAVED:
-            return
-        if event.scope is not None and not self._concerns(event.scope):
-            return
-        if event.kind == ChangeKind.POSITIONS and not self._pending:
-            self.canvas.positions_changed(event.node_keys)
-            self.overview.invalidate()
-            return
-        self._model_pending |= event.kind == ChangeKind.MODEL
-        if not self._pending:
-            self._pending = True
-            QTimer.singleShot(0, self.flush)
-
-    def _concerns(self, scope: ScopeId) -> bool:
-        return scope == self.scope_id or self.scope_id.is_within(scope)
-
-    def flush(self) -> None:
-        """Apply pending document changes to the scene now (normally done on the next
-        event-loop turn, so that one compound edit causes one refresh)."""
-        if not self._pending or self.job is not None:
-            return
-        self._pending = False
-        try:
-            if self._model_pending:
-                self._model_pending = False
-                self._open()
-            else:
-                self.canvas.refresh()
-                self.canvas.positions_changed(self.canvas.node_items)
-        except KeyError:  # the scope itself is gone (its node was deleted); the tab closes
-            self.canvas.rebuild(self.canvas.graph.__class__(self.scope_id, [], []))
-        self.overview.invalidate()
-
     # --- selection ------------------------------------------------------------------------
-    def _schedule_selection(self) -> None:
-        if not self._selection_pending:
-            self._selection_pending = True
-            QTimer.singleShot(0, self._emit_selection)
-
-    def _emit_selection(self) -> None:
-        self._selection_pending = False
-        self.selectionChanged.emit(self.selected_keys())
-
-    def selected_keys(self) -> list[int]:
-        """Node keys selected (a collapsed group's box stands for the nodes inside it)."""
-        keys = [i.key for i in self.canvas.selectedItems() if isinstance(i, NodeItem)]
-        return member_keys(self.canvas, keys) if self.canvas.collapsed else keys
-
-    def selected_edges(self) -> list[object]:
-        return [i.edge for i in self.canvas.selectedItems() if isinstance(i, EdgeItem)]
-
     def select_keys(self, keys: Iterable[int]) -> None:
         """Select nodes ``keys``, opening collapsed groups that hide any of them."""
         self.flush()
@@ -275,27 +64,13 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
             self._view_changed()
 
     # --- editing --------------------------------------------------------------------------
-    def link_terminals(self, source: tuple[int, int], target: tuple[int, int]) -> bool:
-        """Connect output (key, slot) to input (key, slot); True if the edit was pushed."""
-        self.flush()
-        result = self.session.check_result
-        type_of = (lambda name: result.type_of(self.scope_id, name)) if result else None
-        try:
-            edit = controller.link_edit(
-                self.session.doc, self.canvas.graph, source, target, type_of
-            )
-        except (DesignerError, KeyError) as exc:
-            self.statusMessage.emit(f"Cannot link: {exc}")
-            return False
-        return self.session.push(edit)
-
     def pin_outer(self, name: str, at: QPointF | None = None) -> int:
         """Show outer-scope value ``name`` as a node (at ``at``) even while nothing reads it,
         so it can be linked by dragging; returns its key. A view setting, not an edit."""
         self.flush()
         key = self.session.doc.io_key(self.scope_id, "outer", name)
         if at is not None:
-            self.canvas.positions[key] = (at.x(), at.y())
+            self.canvas.set_positions({key: (at.x(), at.y())})
         self.canvas.pinned_outer.add(name)
         self._pending = True
         self.flush()
@@ -315,7 +90,7 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
             self.session.doc,
             full_graph(self.canvas),  # a selected group box stands for its nodes
             self.selected_keys(),
-            self.selected_edges(),  # type: ignore[arg-type]
+            self.selected_edges(),
         )
         if edit is not None and self.session.push(edit):
             self.statusMessage.emit(edit.label)
@@ -387,31 +162,7 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
     def settings_help(self) -> str:
         return NAVIGATION_HELP
 
-    def fit_to_view(self) -> None:
-        self.fit_rect(self.canvas.content_rect())
-
-    def _fit_if_shown(self) -> None:
-        if self._fit_pending and self.isVisible() and self.job is None:
-            self._fit_pending = False
-            self.show_first_view()
-
-    def show_first_view(self) -> None:
-        """The view a model opens with: names legible, the graph inputs at the top (the
-        whole graph when it fits at a readable zoom); F fits everything."""
-        size = self.viewport().size()
-        first = readable.first_view(
-            self.canvas, QSizeF(size.width(), size.height()), self.settings.max_zoom
-        )
-        if first is None:
-            self.fit_to_view()
-            return
-        zoom, centre = first
-        self.resetTransform()
-        self.scale(zoom, zoom)
-        self.centerOn(centre)
-        self._view_changed()
-
-    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+    def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:
         super().drawForeground(painter, rect)
         if self.current_zoom() >= readable.text_free_zoom():
             return
@@ -422,19 +173,12 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
         readable.paint_legend(painter, QRectF(self.viewport().rect()), self._legend[1])
         painter.restore()
 
-    def _view_changed(self) -> None:
-        self.overview.view_changed()
-        self.viewChanged.emit()
-
-    def context_menu_at(self, pos: QPoint) -> None:
-        self.contextMenuRequested.emit(self.viewport().mapToGlobal(pos), self.mapToScene(pos))
-
     # --- Qt events --------------------------------------------------------------------------
-    def showEvent(self, event: QEvent) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self._fit_if_shown()
 
-    def resizeEvent(self, event: QEvent) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_if_shown()
         self._view_changed()
@@ -510,10 +254,10 @@ class CanvasView(InteractionMixin, NavigationMixin, QGraphicsView):
         super().mouseReleaseEvent(event)
 
     def viewportEvent(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ToolTip:
-            text = self._tooltip_at(event.pos())  # type: ignore[attr-defined]
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            text = self._tooltip_at(event.pos())
             if text:
-                QToolTip.showText(event.globalPos(), text, self.viewport())  # type: ignore[attr-defined]
+                QToolTip.showText(event.globalPos(), text, self.viewport())
             else:
                 QToolTip.hideText()
                 event.ignore()

@@ -7,7 +7,7 @@ never refreshed incrementally; positions come from the canvas's layered layout.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject
 from designer.activities.reports.engine_view import EngineViewGraph
 from designer.core.document import Document
 from designer.core.gcpause import gc_paused
+from designer.core.viewgraph import ViewGraph
 from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.core.viewgraph import ViewEdge, ViewGraph
 from designer.ui.canvas import style as st
@@ -35,6 +36,16 @@ class EngineSource:
 
     path: Path | None
     positions: dict[ScopeId, dict[int, Point]] = field(default_factory=dict)
+
+    def set_positions(
+        self, scope_id: ScopeId, table: Mapping[int, Point], *, replace: bool = False
+    ) -> None:
+        """As ``Document.set_positions`` (the scene writes its layout through it); nothing
+        listens to an engine's positions, so no event."""
+        current = self.positions.setdefault(scope_id, {})
+        if replace:
+            current.clear()
+        current.update(table)
 
 
 class EngineScene(CanvasScene):
@@ -78,8 +89,7 @@ class EngineScene(CanvasScene):
             self.node_items.clear()
             self._edge_items.clear()
             self.graph = graph
-            self.positions.clear()
-            self.positions.update(placement.positions)
+            self.set_positions(placement.positions, replace=True)
             self.routes = placement.routes
             self._place_missing(sizes)
             self.proxied = proxied_inputs(graph)
@@ -108,6 +118,6 @@ class EngineScene(CanvasScene):
             self.addItem(item)
             self._edge_items[edge] = item  # type: ignore[assignment]
 
-    def refresh(self) -> set[int]:
+    def refresh(self, graph: ViewGraph | None = None) -> set[int]:
         """Nothing to follow: an engine graph does not change once drawn."""
         return set()
