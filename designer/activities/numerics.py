@@ -1,5 +1,7 @@
 """Numbers with ONNX Runtime: the FP16 numerical check (original vs converted on the same
-inputs), auto-block by bisection, and the constant evaluator Sanitize Graph folds with.
+inputs, the converted side with float16 semantics: :mod:`fp16_check`, metrics:
+:mod:`fp16_metrics`), auto-block (:mod:`fp16_autoblock`), and the constant evaluator
+Sanitize Graph folds with.
 
 onnxruntime is imported inside functions only. A model ORT cannot load or run never makes
 these fail: the check comes back ``skipped`` with the reason.
@@ -8,19 +10,37 @@ these fail: the check comes back ``skipped`` with the reason.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 from onnx.external_data_helper import load_external_data_for_model
 
+from designer.activities.fp16_check import (
+    BACKENDS,
+    HalfRunError,
+    first_nonfinite,
+    original_intermediates,
+    run_half,
+)
+from designer.activities.fp16_metrics import (
+    DEFAULT_MIN_TOPK,
+    DEFAULT_TOP_K,
+    NumericReport,
+    OutputError,
+    Thresholds,
+    measure_all,
+)
+from designer.activities.fp16_metrics import (
+    NonFinite as NonFinite,  # re-exported
+)
 from designer.core.errors import DesignerError
 from designer.core.io.external import (
     ExternalRef,
@@ -31,6 +51,8 @@ from designer.core.io.external import (
 from designer.core.transforms.dtypes import np_dtype
 from designer.core.transforms.fp16 import FP16Options, FP16Result, convert_to_fp16
 from designer.core.transforms.log import Cancel, Monitor, Progress, never, silent
+
+logger = logging.getLogger(__name__)
 
 
 class NumericsError(DesignerError):
@@ -174,128 +196,76 @@ def load_input_dir(model: onnx.ModelProto, folder: Path) -> dict[str, np.ndarray
 
 
 # --- comparison ----------------------------------------------------------------------------
-@dataclass
-class OutputError:
-    """Differences on one output: max absolute and relative error (relative where the
-    original's magnitude is over ``atol``), new NaN/Inf values in the converted output."""
-
-    name: str
-    max_abs: float
-    max_rel: float
-    nan: int
-    inf: int
-    passed: bool
-    note: str = ""
-
-    def line(self) -> str:
-        state = "ok" if self.passed else "FAIL"
-        extra = f", {self.nan} NaN" if self.nan else ""
-        extra += f", {self.inf} Inf" if self.inf else ""
-        extra += f" ({self.note})" if self.note else ""
-        return (
-            f"{self.name}: max abs {self.max_abs:.3g}, max rel {self.max_rel:.3g}{extra} [{state}]"
-        )
-
-
-@dataclass
-class NumericReport:
-    """The numerical check; ``skipped`` says why it could not run (then nothing failed)."""
-
-    outputs: list[OutputError] = field(default_factory=list)
-    skipped: str | None = None
-    rtol: float = 1e-2
-    atol: float = 1e-3
-    inputs: str = "random"
-    seconds: float = 0.0
-
-    @property
-    def passed(self) -> bool:
-        return self.skipped is None and all(o.passed for o in self.outputs)
-
-    def lines(self) -> list[str]:
-        if self.skipped is not None:
-            return [f"numerical check skipped: {self.skipped}"]
-        head = (
-            f"numerical check vs the original ({self.inputs} inputs, rtol {self.rtol:g}, "
-            f"atol {self.atol:g}): {'passed' if self.passed else 'FAILED'}"
-        )
-        return [head, *("  " + o.line() for o in self.outputs)]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "skipped": self.skipped,
-            "passed": self.passed,
-            "rtol": self.rtol,
-            "atol": self.atol,
-            "inputs": self.inputs,
-            "outputs": [vars(o) for o in self.outputs],
-        }
-
-
 def compare_outputs(
     expected: Mapping[str, np.ndarray], actual: Mapping[str, np.ndarray], rtol: float, atol: float
 ) -> list[OutputError]:
-    """Per output of ``expected``: errors of ``actual`` and whether |a-e| <= atol + rtol*|e|."""
-    errors: list[OutputError] = []
-    for name, ref in expected.items():
-        got = actual.get(name)
-        if got is None:
-            errors.append(OutputError(name, np.inf, np.inf, 0, 0, False, "missing"))
-            continue
-        if got.shape != ref.shape:
-            note = f"shape {got.shape} != {ref.shape}"
-            errors.append(OutputError(name, np.inf, np.inf, 0, 0, False, note))
-            continue
-        if ref.dtype.kind not in "fc" or ref.size == 0:
-            same = bool(np.array_equal(ref, got))
-            errors.append(OutputError(name, 0.0 if same else np.inf, 0.0, 0, 0, same))
-            continue
-        e = ref.astype(np.float64)
-        a = got.astype(np.float64)
-        nan = int(np.count_nonzero(np.isnan(a) & ~np.isnan(e)))
-        inf = int(np.count_nonzero(np.isinf(a) & ~np.isinf(e)))
-        both = np.isfinite(e) & np.isfinite(a)
-        diff = np.where(both, np.abs(a - e), 0.0)
-        max_abs = float(diff.max(initial=0.0))
-        big = both & (np.abs(e) > atol)
-        rel = np.where(big, diff / np.where(big, np.abs(e), 1.0), 0.0)
-        max_rel = float(rel.max(initial=0.0))
-        special_same = bool(np.all(both | (np.isnan(e) & np.isnan(a)) | (e == a)))
-        ok = bool(np.all(diff <= atol + rtol * np.abs(np.where(both, e, 0.0)))) and special_same
-        errors.append(OutputError(name, max_abs, max_rel, nan, inf, ok and not nan and not inf))
-    return errors
+    """Per output of ``expected``: every metric of ``actual`` (:mod:`fp16_metrics`), judged
+    element-wise only: |a-e| <= atol + rtol*|e| and no new NaN/Inf."""
+    return measure_all(expected, actual, Thresholds(rtol=rtol, atol=atol))
 
 
 @dataclass
 class CheckOptions:
     """How to check a converted model: ``input_dir`` of TensorProto .pb files, else random
-    inputs with ``seed``; symbolic ``dims``; tolerances; ``auto_block`` bisects to find the
-    nodes to keep in float32 so the check passes."""
+    inputs with ``seed``; symbolic ``dims``; limits per output (None: the target type's
+    default, :data:`fp16_metrics.DEFAULT_LIMITS`); ``rtol``/``atol`` add an element-wise
+    test when set; ``backend`` computes the converted side (:mod:`fp16_check`);
+    ``auto_block`` keeps in float32 the node that first produced Inf/NaN, then bisects."""
 
     enabled: bool = True
     seed: int = 0
     input_dir: Path | None = None
     dims: dict[str, int] = field(default_factory=dict)
-    rtol: float = 1e-2
-    atol: float = 1e-3
+    rtol: float | None = None
+    atol: float | None = None
     auto_block: bool = False
     providers: tuple[str, ...] = ("CPUExecutionProvider",)
+    max_rel_l2: float | None = None
+    min_cosine: float | None = None
+    max_range_error: float | None = None
+    top_k: int = DEFAULT_TOP_K
+    min_topk: float = DEFAULT_MIN_TOPK
+    backend: str = "auto"
+
+    def thresholds(self, target: str = "float16") -> Thresholds:
+        limits = Thresholds(
+            self.max_rel_l2,
+            self.min_cosine,
+            self.max_range_error,
+            self.top_k,
+            self.min_topk,
+            self.rtol,
+            self.atol,
+        )
+        return limits.resolved(target)
 
 
 class _Checker:
     """Runs the original once, then any number of converted candidates against it."""
 
     def __init__(
-        self, original: onnx.ModelProto, base_dir: Path | None, check: CheckOptions
+        self,
+        original: onnx.ModelProto,
+        base_dir: Path | None,
+        check: CheckOptions,
+        target: str = "float16",
     ) -> None:
         self.check = check
         self.base_dir = base_dir
+        self.original = original
+        self.original_nodes = {n.name for n in original.graph.node if n.name}
+        self.limits = check.thresholds(target)
         self.skipped: str | None = None
         self.expected: dict[str, np.ndarray] = {}
         self.feeds: dict[str, np.ndarray] = {}
+        self._intermediates: dict[str, np.ndarray] | None = None
         self.source = (
             f"folder {check.input_dir}" if check.input_dir else f"random (seed {check.seed})"
         )
+        if check.backend not in BACKENDS:
+            raise NumericsError(
+                f"unknown check backend '{check.backend}'; choose one of {', '.join(BACKENDS)}"
+            )
         if check.input_dir is not None:
             self.feeds = load_input_dir(original, check.input_dir)
         else:
@@ -311,18 +281,58 @@ class _Checker:
         except Exception as exc:
             self.skipped = f"onnxruntime cannot run the original model ({_first_line(exc)})"
 
-    def report(self, converted: onnx.ModelProto) -> NumericReport:
-        report = NumericReport(rtol=self.check.rtol, atol=self.check.atol, inputs=self.source)
+    def intermediates(self) -> dict[str, np.ndarray]:
+        """Every main-graph node output of the original (once; empty if ORT cannot)."""
+        if self._intermediates is None:
+            try:
+                self._intermediates = original_intermediates(
+                    self.original, self.feeds, self.base_dir
+                )
+            except Exception as error:  # the first-Inf/NaN search then names no node
+                logger.warning("cannot run the original for its intermediate outputs: %s", error)
+                self._intermediates = {}
+        return self._intermediates
+
+    def report(
+        self,
+        converted: onnx.ModelProto,
+        candidates: set[str] | None = None,
+        locate: bool = True,
+    ) -> NumericReport:
+        """Compare ``converted`` with the original; on a failure (with ``locate``) find the
+        first node whose output went Inf/NaN and which of ``candidates`` to block for it."""
+        report = NumericReport(
+            rtol=self.check.rtol,
+            atol=self.check.atol,
+            inputs=self.source,
+            thresholds=self.limits,
+        )
         if self.skipped is not None:
             report.skipped = self.skipped
             return report
         start = time.perf_counter()
         try:
-            actual = run_model(converted, self.feeds, self.base_dir, self.check.providers)
-        except Exception as exc:
-            report.skipped = f"onnxruntime cannot run the converted model ({_first_line(exc)})"
+            run = run_half(
+                converted, self.feeds, self.base_dir, self.check.backend, self.original_nodes
+            )
+        except HalfRunError as exc:
+            report.skipped = str(exc)
             return report
-        report.outputs = compare_outputs(self.expected, actual, self.check.rtol, self.check.atol)
+        report.backend, report.backend_label = run.backend, run.label
+        report.backend_reason = run.reason
+        report.outputs = measure_all(self.expected, run.outputs, self.limits)
+        if locate and not report.passed and run.backend != "ort":
+            try:
+                report.first_nonfinite = first_nonfinite(
+                    run,
+                    converted,
+                    self.base_dir,
+                    self.intermediates(),
+                    candidates or set(),
+                    self.original_nodes,
+                )
+            except Exception as exc:  # the check itself stands; say why the search did not
+                report.backend_reason += f"; Inf/NaN search failed ({_first_line(exc)})"
         report.seconds = time.perf_counter() - start
         return report
 
@@ -334,12 +344,14 @@ def _first_line(exc: BaseException) -> str:
 
 @dataclass
 class FP16Outcome:
-    """A conversion with its numerical check; ``blocked`` lists nodes auto-block kept."""
+    """A conversion with its numerical check; ``blocked`` lists nodes auto-block kept,
+    ``notes`` what auto-block did, step by step."""
 
     result: FP16Result
     report: NumericReport
     blocked: list[str] = field(default_factory=list)
     trials: int = 0
+    notes: list[str] = field(default_factory=list)
 
     def log_text(self) -> str:
         return self.result.log.text()
@@ -354,10 +366,13 @@ def convert_and_check(
     cancel: Cancel = never,
     progress: Progress = silent,
 ) -> FP16Outcome:
-    """Convert (M-1), then compare with the original in onnxruntime; with ``auto_block``,
-    keep in float32 the nodes whose conversion breaks the tolerance, found by bisection over
-    the node order (O(k log n) conversions and runs for k blocked nodes of n). The report
-    and the blocked nodes are appended to the result's log."""
+    """Convert (M-1), then compare with the original, the converted side computed with
+    float16 semantics (:mod:`fp16_check`); with ``auto_block``, keep in float32 the node
+    that first produced Inf/NaN until none does, then bisect over the node order for the
+    rest (O(k log n) conversions and runs for k blocked nodes of n). The report and the
+    blocked nodes are appended to the result's log."""
+    from designer.activities.fp16_autoblock import auto_block
+
     options = options or FP16Options()
     check = check or CheckOptions()
     monitor = Monitor(cancel, progress, "FP16 conversion")
@@ -367,14 +382,16 @@ def convert_and_check(
     if not check.enabled:
         return FP16Outcome(result, NumericReport(skipped="not requested"))
     monitor.step(0.5, "running the original and the converted model")
-    checker = _Checker(model, base_dir, check)
-    report = checker.report(result.model)
+    checker = _Checker(model, base_dir, check, "bfloat16" if options.bfloat16 else "float16")
+    report = checker.report(result.model, set(result.converted_nodes))
     outcome = FP16Outcome(result, report, trials=1)
     if check.auto_block and report.skipped is None and not report.passed:
-        outcome = _auto_block(model, options, base_dir, checker, result, monitor)
+        outcome = auto_block(model, options, base_dir, checker, result, report, monitor)
         outcome.result.log.info("before auto-block:")
         for line in report.lines():
             outcome.result.log.info("  " + line)
+        for note in outcome.notes:
+            outcome.result.log.info(note)
     for line in outcome.report.lines():
         outcome.result.log.info(line)
     if outcome.blocked:
@@ -385,49 +402,6 @@ def convert_and_check(
     outcome.result.log.details["check"] = outcome.report.to_json()
     outcome.result.log.details["auto_blocked"] = list(outcome.blocked)
     return outcome
-
-
-def _auto_block(
-    model: onnx.ModelProto,
-    options: FP16Options,
-    base_dir: Path | None,
-    checker: _Checker,
-    first: FP16Result,
-    monitor: Monitor,
-) -> FP16Outcome:
-    candidates = list(dict.fromkeys(first.converted_nodes))
-    accepted: list[str] = []
-    blocked: list[str] = []
-    trials = 0
-
-    def attempt(extra: list[str]) -> tuple[FP16Result, NumericReport]:
-        nonlocal trials
-        trials += 1
-        monitor.step(
-            0.5 + 0.5 * len(accepted + blocked) / max(len(candidates), 1),
-            f"auto-block trial {trials}",
-        )
-        keep = set(candidates) - set(accepted) - set(extra)
-        opts = replace(options, block_nodes=options.block_nodes | keep)
-        result = convert_to_fp16(model, opts, base_dir, cancel=monitor.cancel)
-        return result, checker.report(result.model)
-
-    def search(segment: list[str]) -> None:
-        _result, report = attempt(segment)
-        if report.passed:
-            accepted.extend(segment)
-        elif len(segment) == 1:
-            blocked.append(segment[0])
-        else:
-            half = len(segment) // 2
-            search(segment[:half])
-            search(segment[half:])
-
-    search(candidates)
-    final_opts = replace(options, block_nodes=options.block_nodes | frozenset(blocked))
-    result = convert_to_fp16(model, final_opts, base_dir, cancel=monitor.cancel)
-    report = checker.report(result.model)
-    return FP16Outcome(result, report, blocked, trials + 1)
 
 
 # --- constant folding ----------------------------------------------------------------------

@@ -13,6 +13,7 @@ import onnx
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QCompleter,
     QFileDialog,
     QFormLayout,
@@ -28,8 +29,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from designer.activities.fp16_metrics import DEFAULT_LIMITS, DEFAULT_MIN_TOPK, DEFAULT_TOP_K
 from designer.activities.numerics import CheckOptions, convert_and_check
 from designer.core.transforms import DEFAULT_BLOCK_OPS, FP16Options
+from designer.core.walk import iter_nodes
+from designer.ui.dialogs.fp16_check_view import (
+    BACKEND_CHOICES,
+    check_summary,
+    check_warning,
+    parse_dims,
+    symbolic_dims,
+)
 from designer.ui.dialogs.transform_runner import (
     TransformDialog,
     TransformOutcome,
@@ -45,20 +55,7 @@ _NAME = re.compile(r"^\S+$")
 
 def node_names(model: onnx.ModelProto) -> list[str]:
     """Names of every node of the model (subgraphs and local functions too), sorted."""
-    names: set[str] = set()
-
-    def walk(nodes: Iterable[onnx.NodeProto]) -> None:
-        for node in nodes:
-            if node.name:
-                names.add(node.name)
-            for attr in node.attribute:
-                for graph in [attr.g] if attr.HasField("g") else list(attr.graphs):
-                    walk(graph.node)
-
-    walk(model.graph.node)
-    for fn in model.functions:
-        walk(fn.node)
-    return sorted(names)
+    return sorted({node.name for node in iter_nodes(model) if node.name})
 
 
 def operator_names() -> list[str]:
@@ -193,7 +190,7 @@ class FP16Dialog(TransformDialog):
         form.addLayout(lists, 1)
         self.body.addWidget(conversion, 1)
 
-        self.check = QGroupBox("Check numerically against the original (ONNX Runtime)")
+        self.check = QGroupBox("Check numerically against the original (float16 semantics)")
         self.check.setCheckable(True)
         self.check.setChecked(True)
         check_form = QFormLayout(self.check)
@@ -218,20 +215,76 @@ class FP16Dialog(TransformDialog):
         folder_row.addWidget(self.folder_browse)
         inputs.addLayout(folder_row)
         check_form.addRow("Inputs:", inputs)
+        symbolic = symbolic_dims(model)
+        self.dims = QLineEdit()
+        self.dims.setPlaceholderText(
+            "e.g. " + ", ".join(f"{n}=8" for n in symbolic[:3]) + " (unset: 1)"
+            if symbolic
+            else "the model's inputs have no symbolic dimensions"
+        )
+        self.dims.setEnabled(bool(symbolic))
+        self.dims.setToolTip("Sizes of symbolic input dimensions for random inputs: NAME=N, …")
+        check_form.addRow("Symbolic dims:", self.dims)
+        self.backend = QComboBox()
+        for label, key in BACKEND_CHOICES:
+            self.backend.addItem(label, key)
+        self.backend.setToolTip(
+            "How the converted model is computed. ONNX Runtime alone computes in float32 "
+            "where it lacks float16 kernels, which hides overflow; emulation rounds every "
+            "float16 result to float16, as a float16 device stores it."
+        )
+        check_form.addRow("Converted side:", self.backend)
+        limits = QHBoxLayout()
+        self.max_rel_l2 = QLineEdit()
+        self.min_cosine = QLineEdit()
+        self.max_range_error = QLineEdit()
+        for label, edit, tip in (
+            ("rel L2 ≤", self.max_rel_l2, "‖converted − original‖₂ / ‖original‖₂"),
+            ("cosine ≥", self.min_cosine, "cosine similarity of the whole output"),
+            ("max abs ≤", self.max_range_error, "max |converted − original| / output range"),
+        ):
+            edit.setMaximumWidth(80)
+            edit.setToolTip(tip + "; empty: the default for the target type")
+            limits.addWidget(QLabel(label))
+            limits.addWidget(edit)
+        limits.addWidget(QLabel("of range"))
+        limits.addStretch(1)
+        check_form.addRow("Limits per output:", limits)
+        topk = QHBoxLayout()
+        self.top_k = QSpinBox()
+        self.top_k.setRange(1, 1000)
+        self.top_k.setValue(DEFAULT_TOP_K)
+        self.min_topk = QLineEdit(f"{DEFAULT_MIN_TOPK:g}")
+        self.min_topk.setMaximumWidth(80)
+        self.min_topk.setToolTip("Share of the original's top-k classes the converted top-k keeps")
+        topk.addWidget(QLabel("top-"))
+        topk.addWidget(self.top_k)
+        topk.addWidget(QLabel("agreement ≥"))
+        topk.addWidget(self.min_topk)
+        topk.addWidget(QLabel("(classifier-like outputs [N, C], C ≥ 10)"))
+        topk.addStretch(1)
+        check_form.addRow("Top-k:", topk)
         tolerances = QHBoxLayout()
-        self.rtol = QLineEdit("0.01")
-        self.atol = QLineEdit("0.001")
+        self.rtol = QLineEdit()
+        self.atol = QLineEdit()
         for label, edit in (("rtol", self.rtol), ("atol", self.atol)):
-            edit.setMaximumWidth(90)
+            edit.setMaximumWidth(80)
+            edit.setPlaceholderText("off")
+            edit.setToolTip("|a − e| ≤ atol + rtol·|e| for every value; empty: not tested")
             tolerances.addWidget(QLabel(label))
             tolerances.addWidget(edit)
         tolerances.addStretch(1)
-        check_form.addRow("Tolerances:", tolerances)
+        check_form.addRow("Element-wise (optional):", tolerances)
         self.auto_block = QCheckBox(
-            "Auto-block: keep in float32 the nodes whose conversion breaks the tolerance"
+            "Auto-block: keep in float32 the node that first went Inf/NaN, then bisect"
         )
-        self.auto_block.setToolTip("Bisection over the node order; each trial converts and runs")
+        self.auto_block.setToolTip(
+            "Each node named as the first to overflow is kept in float32 until none does; "
+            "what still breaks the limits is found by bisection (each trial converts and runs)"
+        )
         check_form.addRow(self.auto_block)
+        self.bfloat16.toggled.connect(self._sync_limits)
+        self._sync_limits()
         self.body.addWidget(self.check)
         self.random_inputs.toggled.connect(self._sync_inputs)
         self._sync_inputs()
@@ -240,6 +293,16 @@ class FP16Dialog(TransformDialog):
             self.check.setEnabled(False)
             self.check.setToolTip("onnxruntime is not installed, so the check cannot run")
         self.resize(760, 720)
+
+    def _sync_limits(self) -> None:
+        """Placeholders show the defaults of the chosen target type."""
+        target = "bfloat16" if self.bfloat16.isChecked() else "float16"
+        for edit, value in zip(
+            (self.max_rel_l2, self.min_cosine, self.max_range_error),
+            DEFAULT_LIMITS[target],
+            strict=True,
+        ):
+            edit.setPlaceholderText(f"{value:g}")
 
     def _sync_inputs(self) -> None:
         random = self.random_inputs.isChecked()
@@ -259,12 +322,28 @@ class FP16Dialog(TransformDialog):
 
     def options_now(self) -> tuple[FP16Options, CheckOptions] | str:
         """The options as chosen, or what is wrong with them."""
-        rtol = _float(self.rtol.text().strip(), "rtol")
-        atol = _float(self.atol.text().strip(), "atol")
-        for value in (rtol, atol):
+        values: dict[str, float | None] = {}
+        for key, edit, what, high in (
+            ("rtol", self.rtol, "rtol", math.inf),
+            ("atol", self.atol, "atol", math.inf),
+            ("max_rel_l2", self.max_rel_l2, "The rel L2 limit", math.inf),
+            ("min_cosine", self.min_cosine, "The cosine limit", 1.0),
+            ("max_range_error", self.max_range_error, "The max abs limit", math.inf),
+            ("min_topk", self.min_topk, "The top-k agreement", 1.0),
+        ):
+            text = edit.text().strip()
+            if not text:
+                values[key] = DEFAULT_MIN_TOPK if key == "min_topk" else None
+                continue
+            value = _float(text, what)
             if isinstance(value, str):
                 return value
-        assert isinstance(rtol, float) and isinstance(atol, float)
+            if value > high:
+                return f"{what} must be at most {high:g}."
+            values[key] = value
+        dims = parse_dims(self.dims.text())
+        if isinstance(dims, str):
+            return dims
         input_dir: Path | None = None
         if self.check.isChecked() and self.folder_inputs.isChecked():
             text = self.folder.text().strip()
@@ -286,9 +365,16 @@ class FP16Dialog(TransformDialog):
             enabled=self.check.isChecked(),
             seed=self.seed.value(),
             input_dir=input_dir,
-            rtol=rtol,
-            atol=atol,
+            dims=dims,
+            rtol=values["rtol"],
+            atol=values["atol"],
             auto_block=self.auto_block.isChecked() and self.check.isChecked(),
+            max_rel_l2=values["max_rel_l2"],
+            min_cosine=values["min_cosine"],
+            max_range_error=values["max_range_error"],
+            top_k=self.top_k.value(),
+            min_topk=values["min_topk"] or 0.0,
+            backend=str(self.backend.currentData()),
         )
         return options, check
 
@@ -304,18 +390,8 @@ class FP16Dialog(TransformDialog):
                 model, options, base_dir, check, cancel=cancelled, progress=report
             )
             log = outcome.result.log
-            numeric = outcome.report
-            lines = numeric.lines()
-            summary = [] if numeric.skipped == "not requested" else lines[:6]
-            if len(lines) > 6:
-                summary.append(f"  … {len(lines) - 6} more output(s) in the detailed log")
-            warning = None
-            if numeric.skipped is None and not numeric.passed:
-                failed = ", ".join(o.name for o in numeric.outputs if not o.passed)
-                warning = (
-                    f"The numerical check failed for {failed}: review the log, add the "
-                    "offending nodes to the block list or try auto-block."
-                )
+            summary = check_summary(outcome)
+            warning = check_warning(outcome)
             return TransformOutcome(outcome.result.model, log, log.title, summary, warning)
 
         return work
