@@ -2,7 +2,7 @@
 whose inputs are all constants, evaluated in one batch by a :class:`ConstantEvaluator`.
 
 The core does not run models: the evaluator is passed in (onnxruntime's, from
-:func:`designer.activities.numerics.ort_evaluator`, or onnx's reference implementation,
+:func:`designer.activities.fold_eval.ort_evaluator`, or onnx's reference implementation,
 :func:`reference_evaluator`, which is slow but needs nothing else).
 """
 
@@ -19,8 +19,10 @@ from onnx import helper, numpy_helper
 
 from designer.core.io.external import is_external, tensor_array
 from designer.core.memory import available_bytes
-from designer.core.transforms.graphs import Container, subgraphs, tensor_nbytes
+from designer.core.tensor_sizes import tensor_nbytes
+from designer.core.transforms.graphs import graph_output_names
 from designer.core.transforms.typeinfo import NON_TENSOR, TypeMap, elem_type, static_shape
+from designer.core.walk import Container, subgraphs
 
 
 class ConstantEvaluator(Protocol):
@@ -253,6 +255,9 @@ def fold_constants(
     value in memory at once (a failing batch is retried node by node)."""
     functions = {(f.domain, f.name) for f in model.functions}
     in_function = isinstance(proto, onnx.FunctionProto)
+    # Constant nodes stay as they are in a function body and for a subgraph's outputs (an
+    # initializer there would fail onnx's If/Loop inference)
+    as_is = set(graph_output_names(proto)) if proto is not model.graph else set()
     budget = fold_budget()
     spent = 0
     batch: list[tuple[int, onnx.NodeProto]] = []
@@ -263,7 +268,7 @@ def fold_constants(
             value = constant_value(node)
             if value is not None and node.output and node.output[0]:
                 consts[node.output[0]] = Const(array=value)
-                if not in_function:  # a function body keeps its Constant nodes as they are
+                if not in_function and node.output[0] not in as_is:
                     batch.append((index, node))
             continue
         if _foldable(node, consts, types, functions):

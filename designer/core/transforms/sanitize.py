@@ -16,6 +16,8 @@ import onnx
 from onnx import helper, numpy_helper
 
 from designer.core.io.external import is_external
+from designer.core.protocopy import copy_message
+from designer.core.tensor_sizes import tensor_nbytes
 from designer.core.transforms.fold import (
     Const,
     ConstantEvaluator,
@@ -23,14 +25,9 @@ from designer.core.transforms.fold import (
     fold_constants,
     fold_shapes,
 )
-from designer.core.transforms.graphs import (
-    Container,
-    copy_message,
-    graph_output_names,
-    node_uses,
-    subgraphs,
-    tensor_nbytes,
-)
+from designer.core.transforms.fold_alias import identity_aliases, renamed_inputs
+from designer.core.transforms.fold_if import flatten_constant_ifs
+from designer.core.transforms.graphs import graph_output_names, node_uses
 from designer.core.transforms.log import (
     Cancel,
     Monitor,
@@ -40,8 +37,11 @@ from designer.core.transforms.log import (
     never,
     silent,
 )
+from designer.core.transforms.sanitize_report import FoldTrace, node_label, report
+from designer.core.transforms.symshape import ShapeInferer, symbolic_types
 from designer.core.transforms.toposort import toposort_graph
 from designer.core.transforms.typeinfo import TypeMap, infer_scope_types
+from designer.core.walk import Container, iter_nodes, subgraphs
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ class SanitizeOptions:
     fold_shapes: bool = True
     remove_unused: bool = True
     max_auto_passes: int = 32
+    verify: bool = True
 
 
 @dataclass
@@ -69,16 +70,12 @@ def model_size(model: onnx.ModelProto) -> int:
     from designer.core.io.external import iter_model_tensors
 
     external = sum(tensor_nbytes(t) for t in iter_model_tensors(model) if is_external(t))
-    return model.ByteSize() + external
+    return int(model.ByteSize()) + external
 
 
 def count_nodes(model: onnx.ModelProto) -> int:
     """Nodes of every scope (subgraphs and functions included)."""
-
-    def scope(proto: Container) -> int:
-        return sum(1 + sum(scope(g) for g in subgraphs(n)) for n in proto.node)
-
-    return scope(model.graph) + sum(scope(f) for f in model.functions)
+    return sum(1 for _ in iter_nodes(model))
 
 
 class _Pass:
@@ -91,8 +88,12 @@ class _Pass:
         log: TransformLog,
         monitor: Monitor,
         fold: bool,
+        shapes: ShapeInferer | None,
+        trace: FoldTrace,
     ) -> None:
         self.model = model
+        self.trace = trace
+        self.shapes = shapes
         self.base_dir = base_dir
         self.options = options
         self.evaluator = evaluator
@@ -100,6 +101,12 @@ class _Pass:
         self.monitor = monitor
         self.fold = fold
         self.changed = False
+        self.too_large = 0  # foldable nodes kept in this pass (the last pass's count is told)
+        self.over_memory = 0
+
+    def shape_warn(self, line: str) -> None:
+        if line not in self.log.warnings:
+            self.log.warn(line)
 
     def scope(
         self, proto: Container, outer_types: TypeMap, outer_consts: Mapping[str, Const]
@@ -109,6 +116,9 @@ class _Pass:
             self.log.count("scopes_sorted")
             self.changed = True
         types = infer_scope_types(proto, outer_types, self.model) if self.fold else {}
+        if self.fold and self.shapes is not None and proto is self.model.graph:
+            gained = symbolic_types(self.model, types, self.shapes, self.shape_warn)
+            self.log.count("symbolic_shape_values", gained)
         consts = dict(outer_consts)
         if isinstance(proto, onnx.GraphProto):
             inputs = {v.name for v in proto.input}
@@ -117,6 +127,13 @@ class _Pass:
                     consts[t.name] = Const(tensor=t, base_dir=self.base_dir)
         if self.fold:
             self._fold(proto, types, consts)
+            for done in flatten_constant_ifs(proto, consts, self.model):
+                self.changed = True
+                self.log.count("flattened_if")
+                self.log.info(
+                    f"flattened If '{done.name}': constant condition, {done.branch} "
+                    f"inlined ({done.nodes} node(s))"
+                )
         full = {**outer_types, **types}
         for node in proto.node:
             for graph in subgraphs(node):
@@ -143,27 +160,41 @@ class _Pass:
             )
         for line in result.failures:
             self.log.warn(line)
-        self.log.count("not_folded_too_large", result.too_large)
-        self.log.count("not_folded_memory", result.over_memory)
+        self.too_large += result.too_large
+        self.over_memory += result.over_memory
         if not result.removed:
             return
         self.changed = True
         for op, n in result.folded.items():
             self.log.count(f"folded.{op}", n)
+        originals: dict[str, int] = {}
+        if isinstance(proto, onnx.GraphProto):
+            originals = {t.name: tensor_nbytes(t) for t in proto.initializer}
+        for index in sorted(result.removed):
+            self.trace.folded(nodes[index], originals)
         kept = [n for i, n in enumerate(nodes) if i not in result.removed]
+        aliases = identity_aliases(proto, nodes, result)
+        if aliases:
+            self.log.count("identity_aliased", len(aliases))
+            kept = [renamed_inputs(n, aliases) for n in kept]
         used: set[str] = set(graph_output_names(proto))
         for node in kept:
             used |= node_uses(node)
         new_values = [(k, v) for k, v in result.values.items() if k in used]
+        # onnx's If/Loop inference rejects a subgraph output that is an initializer of the
+        # subgraph, so those (and every value in a function body) become Constant nodes
+        outputs = set(graph_output_names(proto)) if proto is not self.model.graph else set()
+        as_nodes = isinstance(proto, onnx.FunctionProto)
         del proto.node[:]
-        if isinstance(proto, onnx.FunctionProto):
-            for name, value in new_values:
-                tensor = numpy_helper.from_array(value, name)
+        for name, value in new_values:
+            tensor = numpy_helper.from_array(value, name)
+            if as_nodes or name in outputs:
                 proto.node.append(
                     helper.make_node("Constant", [], [name], name=f"{name}_folded", value=tensor)
                 )
-        else:
-            proto.initializer.extend(numpy_helper.from_array(v, k) for k, v in new_values)
+            else:
+                assert isinstance(proto, onnx.GraphProto)
+                proto.initializer.append(tensor)
         proto.node.extend(kept)
 
     def _remove_unused(self, proto: Container) -> None:
@@ -177,6 +208,8 @@ class _Pass:
                 used |= node_uses(node)
             else:
                 removed += 1
+                if node.output and node.output[0] not in self.trace.origins:
+                    self.trace.unused.append(node_label(node))
         if removed:
             self.changed = True
             self.log.count("removed_nodes", removed)
@@ -210,6 +243,7 @@ def sanitize(
     base_dir: Path | None = None,
     evaluator: ConstantEvaluator | None = None,
     *,
+    shapes: ShapeInferer | None = None,
     cancel: Cancel = never,
     progress: Progress = silent,
 ) -> SanitizeResult:
@@ -223,6 +257,7 @@ def sanitize(
         raise TransformError("the fold size threshold cannot be negative")
     monitor = Monitor(cancel, progress, "Sanitize")
     log = TransformLog("Sanitize Graph")
+    trace = FoldTrace()
     new = copy_message(model)
     nodes_before, size_before = count_nodes(model), model_size(model)
     limit = options.passes if options.passes is not None else options.max_auto_passes
@@ -230,16 +265,30 @@ def sanitize(
     while True:
         fold = options.fold_constants or options.fold_shapes
         fold = fold and passes < limit
-        step = _Pass(new, base_dir, options, evaluator, log, monitor, fold)
+        step = _Pass(new, base_dir, options, evaluator, log, monitor, fold, shapes, trace)
         monitor.step(min(passes / max(limit, 1), 0.95), f"pass {passes + 1}")
         step.scope(new.graph, {}, {})
         for fn in new.functions:
             step.scope(fn, {}, {})
         if fold:
             passes += 1
+            log.counts["not_folded_too_large"] = step.too_large
+            log.counts["not_folded_memory"] = step.over_memory
         if not step.changed or not fold:
             break
     _summarize(log, new, passes, nodes_before, size_before, options, evaluator is not None)
+    if shapes is not None:
+        failed = any(w.startswith("symbolic shape inference failed") for w in log.warnings)
+        log.info(
+            "shapes: onnx's inference only (the symbolic shape inferer failed)"
+            if failed
+            else "shapes: onnx's inference plus the symbolic shape inferer"
+        )
+    if options.verify:
+        monitor.step(0.97, "checking the result")
+        _verify(model, new, log)
+    for line in report(log, trace, model, new, size_before, log.counts["size_after"]):
+        log.info(line)
     monitor.step(1.0, "done")
     return SanitizeResult(new, log)
 
@@ -281,11 +330,29 @@ def _summarize(
             f"{log.counts['not_folded_memory']} foldable node(s) kept: their values would "
             "not fit in the memory available"
         )
-    for key, what in (
-        ("removed_nodes", "unused node(s)"),
-        ("removed_initializers", "unused initializer(s)"),
-        ("removed_value_info", "stale value_info entr(ies)"),
-    ):
-        if log.counts.get(key):
-            log.info(f"removed {log.counts[key]} {what}")
+    if log.counts.get("identity_aliased"):
+        log.info(
+            f"{log.counts['identity_aliased']} Identity node(s) of an initializer removed: "
+            "their readers read the initializer itself (no copy)"
+        )
+    if log.counts.get("removed_value_info"):
+        log.info(f"removed {log.counts['removed_value_info']} stale value_info entr(ies)")
     log.info(f"nodes {nodes_before} -> {nodes_after}; size {size_before:,} -> {size_after:,} bytes")
+
+
+def _verify(before: onnx.ModelProto, after: onnx.ModelProto, log: TransformLog) -> None:
+    """Refuse a result the type checker (onnx's full check with shape inference, then ours)
+    rejects when the input passed it; an input that failed already only gets a warning."""
+    from designer.core.analysis.gate import first_error
+
+    problem = first_error(after)
+    if problem is None:
+        log.info("the result passes the model check")
+        return
+    earlier = first_error(before)
+    if earlier is None:
+        raise TransformError(
+            f"sanitize would produce a model that fails the check ({problem}); nothing was "
+            "changed or written"
+        )
+    log.warn(f"the result does not pass the model check ({problem}); nor did the input")

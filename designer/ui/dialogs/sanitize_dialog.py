@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from designer.activities.numerics import ort_evaluator
+from designer.activities.fold_eval import has_symbolic_shapes, ort_evaluator, ort_symbolic_shapes
 from designer.core.transforms import (
     ConstantEvaluator,
     SanitizeOptions,
@@ -53,8 +53,13 @@ class SanitizeDialog(TransformDialog):
             "Fold shape computations (Shape, Gather, Concat, Unsqueeze chains)"
         )
         self.fold_shapes.setChecked(True)
+        self.symbolic = QCheckBox(
+            "Use ONNX Runtime's symbolic shape inference (as Polygraphy does: more shapes fold)"
+        )
+        self.symbolic.setChecked(True)
         grid.addWidget(self.fold_constants, 0, 0, 1, 3)
         grid.addWidget(self.fold_shapes, 1, 0, 1, 3)
+        grid.addWidget(self.symbolic, 4, 0, 1, 3)
         self.limit_size = QCheckBox("Fold size threshold:")
         self.limit_size.setToolTip("Results larger than this are not folded (unchecked: no limit)")
         self.threshold = QSpinBox()
@@ -98,6 +103,14 @@ class SanitizeDialog(TransformDialog):
             self.fold_constants.setToolTip(
                 "onnxruntime is not installed: only shape computations can be folded"
             )
+        self.symbolic_available = self.ort and has_symbolic_shapes()
+        if not self.symbolic_available:
+            self.symbolic.setChecked(False)
+            self.symbolic.setEnabled(False)
+            self.symbolic.setToolTip(
+                "onnxruntime.tools.symbolic_shape_infer cannot be imported (it needs sympy): "
+                "only onnx's shape inference is used"
+            )
         self.limit_size.toggled.connect(self._sync)
         self.limit_passes.toggled.connect(self._sync)
         self.fold_constants.toggled.connect(self._sync)
@@ -114,6 +127,7 @@ class SanitizeDialog(TransformDialog):
         folding = self.fold_constants.isChecked() or self.fold_shapes.isChecked()
         self.limit_size.setEnabled(folding)
         self.limit_passes.setEnabled(folding)
+        self.symbolic.setEnabled(self.symbolic_available and self.fold_shapes.isChecked())
 
     def options_now(self) -> SanitizeOptions | str:
         folding = self.fold_constants.isChecked() or self.fold_shapes.isChecked()
@@ -136,9 +150,18 @@ class SanitizeDialog(TransformDialog):
             ort_evaluator if options.fold_constants and self.ort else None
         )
 
+        symbolic = self.symbolic.isEnabled() and self.symbolic.isChecked()
+        shapes = ort_symbolic_shapes if symbolic else None
+
         def work(report: Report, cancelled: IsCancelled) -> TransformOutcome:
             result = sanitize(
-                model, options, base_dir, evaluator, cancel=cancelled, progress=report
+                model,
+                options,
+                base_dir,
+                evaluator,
+                shapes=shapes,
+                cancel=cancelled,
+                progress=report,
             )
             counts = result.log.counts
             summary = [
