@@ -13,7 +13,7 @@ import contextlib
 import json
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +124,25 @@ def _save(model: onnx.ModelProto, args: argparse.Namespace, external: bool) -> d
     return {"path": str(report.path), "data_files": [str(p) for p in report.data_files]}
 
 
+def _convert_streamed(
+    args: argparse.Namespace, model: onnx.ModelProto, convert: Callable[[Any], Any]
+) -> tuple[Any, dict[str, Any]]:
+    """``convert(sink)`` with OUT's data file open, converted weights streamed into it one
+    at a time (memory: about the largest weight, not all of them), then the atomic save
+    that renames it into place (designer.core.io.stream). For inputs with external data,
+    whose output keeps its weights external anyway."""
+    from designer.core.io import write_model
+    from designer.core.io.stream import DataSink
+
+    target = Path(args.output)
+    with DataSink(target, model) as sink:
+        result = convert(sink)
+        _verify(result.model, args)
+        source_dir = Path(args.input).resolve().parent
+        report = write_model(result.model, target, source_dir, limit=0, sink=sink)
+    return result, {"path": str(report.path), "data_files": [str(p) for p in report.data_files]}
+
+
 def _emit(
     args: argparse.Namespace, log_json: dict[str, Any], text: str, saved: dict[str, Any]
 ) -> None:
@@ -144,6 +163,7 @@ def _progress(args: argparse.Namespace) -> Any:
 # --- fp16 ----------------------------------------------------------------------------------
 def _fp16(args: argparse.Namespace) -> int:
     from designer.activities.numerics import CheckOptions, convert_and_check
+    from designer.core.memory import OutOfMemoryError
     from designer.core.transforms import DEFAULT_BLOCK_OPS, FP16Options
 
     with _interruptible():
@@ -160,38 +180,79 @@ def _fp16(args: argparse.Namespace) -> int:
             enabled=not args.no_check,
             seed=args.seed,
             input_dir=args.inputs,
+            dims=dict(args.check_dim),
             rtol=args.rtol,
             atol=args.atol,
             auto_block=args.auto_block,
+            max_rel_l2=args.check_max_rel_l2,
+            min_cosine=args.check_min_cosine,
+            max_range_error=args.check_max_range_error,
+            top_k=args.check_top_k,
+            min_topk=args.check_min_topk,
+            backend=args.check_backend,
         )
         source_dir = Path(args.input).resolve().parent
-        outcome = convert_and_check(model, options, source_dir, check, progress=_progress(args))
+        if args.no_check and _has_external(model):  # nothing runs the result: stream it
+            return _fp16_streamed(args, model, options, source_dir)
+        try:
+            outcome = convert_and_check(model, options, source_dir, check, progress=_progress(args))
+        except OutOfMemoryError as exc:
+            if not _has_external(model):
+                raise
+            # the check runs both models in ONNX Runtime, so the result is held in memory
+            raise OutOfMemoryError(
+                f"{exc}; with --no-check each converted weight is streamed into the "
+                "output's data file instead (memory: about the largest weight)"
+            ) from None
         _verify(outcome.result.model, args)
         saved = _save(outcome.result.model, args, _has_external(model))
     _emit(args, outcome.result.log.to_json(), outcome.result.log.text(), saved)
     report = outcome.report
     if report.skipped is None and not report.passed:
-        failed = ", ".join(o.name for o in report.outputs if not o.passed)
+        failed = "; ".join(
+            f"{o.name} ({', '.join(o.failed)})" for o in report.outputs if not o.passed
+        )
+        where = f"; {report.first_nonfinite.line()}" if report.first_nonfinite else ""
         print(
-            f"onnx-designer: error: numerical check failed for {failed} "
-            f"(rtol {args.rtol:g}, atol {args.atol:g}); the model was written to {args.output}",
+            f"onnx-designer: error: numerical check failed for {failed}{where}; "
+            f"the model was written to {args.output}",
             file=sys.stderr,
         )
         return 1
     return 1 if args.forced else 0
 
 
+def _fp16_streamed(
+    args: argparse.Namespace, model: onnx.ModelProto, options: Any, source_dir: Path
+) -> int:
+    from designer.core.transforms import convert_to_fp16
+
+    def convert(sink: Any) -> Any:
+        return convert_to_fp16(model, options, source_dir, progress=_progress(args), sink=sink)
+
+    result, saved = _convert_streamed(args, model, convert)
+    _emit(args, result.log.to_json(), result.log.text(), saved)
+    return 1 if args.forced else 0
+
+
 # --- sanitize -----------------------------------------------------------------------------
 def _sanitize(args: argparse.Namespace) -> int:
-    from designer.activities.numerics import ort_evaluator
+    from designer.activities.fold_eval import (
+        has_symbolic_shapes,
+        ort_evaluator,
+        ort_symbolic_shapes,
+    )
     from designer.core.transforms import SanitizeOptions, sanitize
 
     with _interruptible():
         model = _prepare(args)
         options = SanitizeOptions(fold_size_threshold=args.fold_size_threshold, passes=args.passes)
         source_dir = Path(args.input).resolve().parent
-        result = sanitize(model, options, source_dir, ort_evaluator, progress=_progress(args))
-        _verify(result.model, args)
+        symbolic = not args.no_symbolic_shapes and has_symbolic_shapes()
+        shapes = ort_symbolic_shapes if symbolic else None
+        result = sanitize(
+            model, options, source_dir, ort_evaluator, shapes=shapes, progress=_progress(args)
+        )  # the result is checked inside (refused with the reason when invalid)
         saved = _save(result.model, args, _has_external(model))
     _emit(args, result.log.to_json(), result.log.text(), saved)
     return 1 if args.forced else 0
@@ -217,9 +278,18 @@ def _cast(args: argparse.Namespace) -> int:
             raise TransformError("name at least one --initializer or --attribute to cast")
         keys = select_candidates(list_cast_candidates(model), args.initializer, args.attribute)
         source_dir = Path(args.input).resolve().parent
-        result = cast_tensors(model, keys, to, source_dir, progress=_progress(args))
-        _verify(result.model, args)
-        saved = _save(result.model, args, _has_external(model))
+        if _has_external(model):  # OUT keeps its weights external: stream the cast ones
+
+            def convert(sink: Any) -> Any:
+                return cast_tensors(
+                    model, keys, to, source_dir, progress=_progress(args), sink=sink
+                )
+
+            result, saved = _convert_streamed(args, model, convert)
+        else:
+            result = cast_tensors(model, keys, to, source_dir, progress=_progress(args))
+            _verify(result.model, args)
+            saved = _save(result.model, args, False)
     _emit(args, result.log.to_json(), result.log.text(), saved)
     return 1 if args.forced else 0
 
@@ -243,12 +313,108 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _limit(low: float, high: float) -> Any:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is outside [{low:g}, {high:g}]")
+        return value
+
+    return parse
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of 1 or more")
+    return int(text)
+
+
+def _dim(text: str) -> tuple[str, int]:
+    name, sep, value = text.partition("=")
+    if not sep or not name or not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not NAME=N (N >= 1)")
+    return name, int(value)
+
+
+def _fp16_check_options(fp16: argparse.ArgumentParser) -> None:
+    """The numerical check's limits (defaults per target type: fp16_metrics.DEFAULT_LIMITS)."""
+    from designer.activities.fp16_metrics import DEFAULT_MIN_TOPK, DEFAULT_TOP_K
+
+    inf = float("inf")
+    group = fp16.add_argument_group("numerical check (converted side in float16 semantics)")
+    group.add_argument(
+        "--check-backend",
+        choices=("auto", "emulate", "reference", "ort"),
+        default="auto",
+        help="how the converted model runs: emulate = onnxruntime with every float16 result "
+        "rounded (auto's choice), reference = onnx's reference evaluator (slow), "
+        "ort = onnxruntime as is (may hide float16 overflow)",
+    )
+    group.add_argument(
+        "--check-max-rel-l2",
+        type=_limit(0, inf),
+        metavar="X",
+        help="max relative L2 error per output (default 0.01; bfloat16 0.05)",
+    )
+    group.add_argument(
+        "--check-min-cosine",
+        type=_limit(-1, 1),
+        metavar="X",
+        help="min cosine similarity per output (default 0.9999; bfloat16 0.998)",
+    )
+    group.add_argument(
+        "--check-max-range-error",
+        type=_limit(0, inf),
+        metavar="X",
+        help="max abs error / the output's range (default 0.02; bfloat16 0.1)",
+    )
+    group.add_argument(
+        "--check-top-k",
+        type=_positive,
+        default=DEFAULT_TOP_K,
+        metavar="K",
+        help=f"k of the top-k agreement of classifier-like outputs (default {DEFAULT_TOP_K})",
+    )
+    group.add_argument(
+        "--check-min-topk",
+        type=_limit(0, 1),
+        default=DEFAULT_MIN_TOPK,
+        metavar="F",
+        help=f"min share of the original's top-k kept (default {DEFAULT_MIN_TOPK:g})",
+    )
+    group.add_argument(
+        "--rtol",
+        "--check-rtol",
+        type=_limit(0, inf),
+        help="also require |a-e| <= atol + rtol*|e| element-wise (off unless given)",
+    )
+    group.add_argument(
+        "--atol",
+        "--check-atol",
+        type=_limit(0, inf),
+        help="absolute part of the element-wise test (off unless given)",
+    )
+    group.add_argument(
+        "--check-dim",
+        type=_dim,
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="size of a symbolic input dimension for random inputs (default 1; repeatable)",
+    )
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     fp16 = sub.add_parser(
         "fp16",
         help="convert weights and computation to float16 (or bfloat16)",
-        description="Convert IN to float16 and check it against the original in ONNX Runtime "
-        "(max abs/rel error and NaN/Inf per output). Exits 1 if the check fails.",
+        description="Convert IN to float16 and check it against the original, the converted "
+        "side computed with float16 semantics (relative L2, cosine, max abs error of the "
+        "range, top-k, NaN/Inf per output; the first node that went Inf/NaN). "
+        "Exits 1 if the check fails.",
     )
     _common(fp16)
     fp16.add_argument("--keep-io-types", action="store_true", help="keep inputs/outputs float32")
@@ -280,10 +446,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     fp16.add_argument(
         "--auto-block",
         action="store_true",
-        help="keep in float32 the nodes whose conversion breaks the tolerance",
+        help="keep in float32 the node that first went Inf/NaN (repeatedly), then bisect "
+        "for the nodes that still break the limits",
     )
-    fp16.add_argument("--rtol", type=float, default=1e-2, help="relative tolerance (0.01)")
-    fp16.add_argument("--atol", type=float, default=1e-3, help="absolute tolerance (0.001)")
+    _fp16_check_options(fp16)
     fp16.add_argument(
         "--inputs",
         type=Path,
@@ -312,6 +478,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=_non_negative,
         metavar="N",
         help="folding passes (default: until nothing changes)",
+    )
+    san.add_argument(
+        "--no-symbolic-shapes",
+        action="store_true",
+        help="use only onnx's shape inference, not ONNX Runtime's symbolic one (folds less)",
     )
     san.set_defaults(handler=_sanitize)
 

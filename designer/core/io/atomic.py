@@ -17,6 +17,7 @@ import contextlib
 import errno
 import hashlib
 import json
+import logging
 import os
 import re
 import secrets
@@ -24,6 +25,8 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+logger = logging.getLogger(__name__)
 
 STALE_SECONDS = 24 * 3600  # for temporary files of another host or an older version
 _HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
@@ -180,7 +183,8 @@ def _finish_journal(folder: Path, journal: Path, in_use: InUse) -> list[Path]:
         info = json.loads(journal.read_text(encoding="utf-8"))
         model, files = str(info["model"]), [str(f) for f in info["files"]]
         temps = [str(t) for t in info.get("temps", [])]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        logger.warning("save journal %s cannot be read (%s); left in place", journal, error)
         return []
     removed = _remove(folder, [t for t in temps if _OURS.match(Path(t).name)])
     if not (folder / model).is_file():

@@ -8,6 +8,9 @@ unchanged) or the complete new set, never a mix. How:
    names no file has: a save never writes over an existing data file (a taken name gets a
    fresh one, ``weights.bin`` → ``weights.1.bin``; a data file named like the model or its
    layout file too). Saved in its own folder, a model's data files stay where they are.
+   A data file a transform streamed its converted weights into while it ran
+   (:mod:`designer.core.io.stream`, ``write_model(..., sink=)``) is one of these: written
+   under a temporary name listed in its own journal first, renamed with the others.
 2. The model file is written under a temporary name and renamed over the old one last:
    that rename is the switch from the old set to the new.
 3. Saved over a model of another folder, the data files the replaced model used and the
@@ -59,6 +62,7 @@ from designer.core.io.save_plan import (
     normalize,
     plan_copies,
 )
+from designer.core.io.stream import DataSink
 
 #: A model whose serialized size would pass this is saved with its weights as external data
 #: (protobuf cannot write messages of 2 GiB or more; the margin leaves room for the graph).
@@ -99,14 +103,20 @@ class _Transaction:
     planned: dict[Path, Path] = field(default_factory=dict)  # final: temporary name
     journal: Path | None = None
 
-    def begin(self, targets: list[Path], obsolete: list[Path]) -> None:
+    def begin(
+        self, targets: list[Path], obsolete: list[Path], ready: dict[Path, Path] | None = None
+    ) -> None:
         """Choose the temporary names and, when data files are involved, write the journal
-        that lets a later save clean up after this one if it is killed."""
-        self.planned = {t: temp_path(t) for t in [*targets, self.path]}
+        that lets a later save clean up after this one if it is killed. ``ready``: targets
+        whose temporary file exists already (final: temporary), a streamed data file."""
+        ready = ready or {}
+        self.planned = {t: temp_path(t) for t in [*targets, self.path] if t not in ready}
         if targets or obsolete:
             folder = self.path.parent
             files = [p.relative_to(folder).as_posix() for p in [*targets, *obsolete]]
-            temps = [p.relative_to(folder).as_posix() for p in self.planned.values()]
+            temps = [
+                p.relative_to(folder).as_posix() for p in [*self.planned.values(), *ready.values()]
+            ]
             self.journal = write_journal(self.path, files, temps)
 
     def create(self, target: Path) -> tuple[int, Path]:
@@ -152,15 +162,22 @@ class _Transaction:
 
     def finish(self, obsolete: list[Path]) -> None:
         """After the switch: remove data files the old model used and the new one does not,
-        and the journal. Failures here cannot undo a completed save and are ignored."""
+        and the journal. Failures here cannot undo a completed save: a data file that could
+        not be removed keeps the journal, so the next save into the folder removes it."""
         with contextlib.suppress(OSError):
             fsync_dir(self.path.parent)
+        left = False
         for old in obsolete:
-            with contextlib.suppress(OSError):
+            try:
                 old.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                left = True
         if self.journal is not None:
-            with contextlib.suppress(OSError):
-                self.journal.unlink()
+            if not left:
+                with contextlib.suppress(OSError):
+                    self.journal.unlink()
             release(self.journal)
 
     def discard(self) -> None:
@@ -185,6 +202,7 @@ def write_model(
     limit: int = AUTO_EXTERNAL_LIMIT,
     adopt: bool = False,
     references_only: bool = False,
+    sink: DataSink | None = None,
 ) -> SaveReport:
     """Write ``model`` to ``path``; the old model and its data files stay complete until
     the new ones are (see the module doc for what is guaranteed).
@@ -199,6 +217,12 @@ def write_model(
     model now lives at ``path``). ``references_only`` writes external references as they
     are, reading and copying nothing (crash recovery, which remembers their folder). On
     failure nothing on disk or in ``model`` changes and ModelSaveError says why.
+
+    ``sink``: the data file a transform streamed converted tensors into for this ``path``
+    (:class:`designer.core.io.stream.DataSink`); it becomes one of the new set's data
+    files (renamed with the others before the model) and takes the tensors moved because
+    of ``limit`` too. The save takes it over: done or failed, its temporary file does not
+    stay.
     """
     path = Path(path)
     dst_dir = path.parent if str(path.parent) else Path(".")
@@ -213,20 +237,30 @@ def write_model(
     try:
         clean_stale(dst_dir, in_use)
         names = TargetNames(dst_dir, path)
-        copies = [] if references_only else plan_copies(model, path, source_dir, names)
+        if sink is not None:
+            if sink.path.name != path.name or not sink.final.parent.samefile(dst_dir):
+                raise ModelSaveError(f"{path}: the streamed data file was made for {sink.path}")
+            names.claim(sink.location)
+        skip = sink.owns if sink is not None else None
+        copies = [] if references_only else plan_copies(model, path, source_dir, names, skip)
         for copy in copies:
             for tensor in copy.tensors:
                 tx.relocate(tensor, copy.location)
         external = None  # where tensors go because of the limit
-        if model.ByteSize() > limit:
+        if sink is not None:
+            external = sink.location
+        elif model.ByteSize() > limit:
             fresh = (f"{path.name}.{n}.data" for n in itertools.count(1))
             external = names.pick(f"{path.name}.data", fresh)
         obsolete = [] if references_only else _obsolete(model, path, source_dir, copies, external)
         targets = [dst_dir / c.location for c in copies]
-        tx.begin(targets + ([dst_dir / external] if external else []), obsolete)
+        ready = {sink.final: sink.temp} if sink is not None else {}
+        tx.begin(targets + ([dst_dir / external] if external else []), obsolete, ready)
         for copy, target in zip(copies, targets, strict=True):
             _write_copy(copy, target, tx, report)
-        if external is not None:
+        if sink is not None:
+            _finish_sink(model, sink, model.ByteSize() > limit, tx, report)
+        elif external is not None:
             _externalize(model, dst_dir / external, tx, report)
         try:
             data = model.SerializeToString()
@@ -253,6 +287,11 @@ def write_model(
     except BaseException:  # Ctrl-C, a cancelled worker: leave no temporary files behind
         tx.discard()
         raise
+    finally:
+        if sink is not None:
+            if not sink.taken_over:  # failed before the save took the file over
+                sink.discard()
+            sink.finished()
     tx.finish(obsolete)
     if not adopt:
         tx.restore_locations()
@@ -361,6 +400,33 @@ def _externalize(
         f.flush()
         os.fsync(f.fileno())
     report.data_files.append(target)
+
+
+def _finish_sink(
+    model: onnx.ModelProto, sink: DataSink, externalize: bool, tx: _Transaction, report: SaveReport
+) -> None:
+    """Move inline tensors into the streamed file when the model needs it (as
+    :func:`_externalize` does for a new file), then hand the file to the switch."""
+    if externalize:
+        for tensor in iter_loadable_tensors(model):
+            if is_external(tensor) or tensor.data_type == onnx.TensorProto.STRING:
+                continue
+            if tensor.ByteSize() < MIN_EXTERNAL_BYTES:
+                continue
+            original = onnx.TensorProto()
+            original.CopyFrom(tensor)
+            tx.rollback.append((tensor, original))
+            if not tensor.HasField("raw_data"):  # typed fields: packed as raw_data must be
+                tensor.raw_data = numpy_helper.from_array(numpy_helper.to_array(tensor)).raw_data
+            sink.take(tensor)
+            report.externalized += 1
+    if sink.tensors == 0:
+        sink.unused()
+        return
+    tmp, final = sink.close_for_save()
+    tx.temps.append(tmp)
+    tx.data.append((tmp, final))
+    report.data_files.append(final)
 
 
 def save_document(doc: Document, path: Path | str | None = None) -> SaveReport:

@@ -13,7 +13,7 @@ import contextlib
 import itertools
 import mmap
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -131,7 +131,11 @@ class DataCopy:
 
 
 def plan_copies(
-    model: onnx.ModelProto, path: Path, source_dir: Path | None, names: TargetNames
+    model: onnx.ModelProto,
+    path: Path,
+    source_dir: Path | None,
+    names: TargetNames,
+    skip: Callable[[onnx.TensorProto], bool] | None = None,
 ) -> list[DataCopy]:
     """The data files to write for ``model``'s external tensors saved as ``path``.
 
@@ -139,11 +143,12 @@ def plan_copies(
     file, ranges in bounds). In the same folder files stay where they are; elsewhere each
     distinct real file is copied once, under its location if that is free, else under a
     fresh name. A data file that is the model's (or its layout file's) own path is refused:
-    writing the model would destroy it, and other models may use it."""
+    writing the model would destroy it, and other models may use it. Tensors ``skip``
+    accepts are left out (their data file is being written by this save already)."""
     groups: dict[Path, DataCopy] = {}
     cache: FileCache = {}
     for tensor in iter_model_tensors(model):
-        if not is_external(tensor):
+        if not is_external(tensor) or (skip is not None and skip(tensor)):
             continue
         if source_dir is None:
             raise ModelSaveError(

@@ -5,10 +5,15 @@
 :func:`cast_tensors` returns a new model where the selected tensors have the target type
 and, wherever an operator's type constraints do not accept the new type, a Cast back to
 the original type is inserted before that consumer (each one logged).
+
+Given a ``sink`` (the output's data file, :class:`designer.core.io.stream.DataSink`), each
+cast initializer goes there as soon as it is cast, so memory stays about the largest
+tensor plus the graph, not every result until the save.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,25 +23,20 @@ import onnx
 from onnx import helper
 
 from designer.core.io.external import tensor_array
+from designer.core.io.stream import MIN_BYTES, DataSink
 from designer.core.memory import require
+from designer.core.protocopy import copy_message
+from designer.core.tensor_sizes import tensor_bytes_needed, tensor_nbytes
 from designer.core.transforms.dtypes import (
     CASTABLE_TYPES,
     ConversionCounts,
     array_to_tensor,
     convert_array,
     describe_counts,
-    np_dtype,
     type_name,
 )
 from designer.core.transforms.fold import constant_value
-from designer.core.transforms.graphs import (
-    Container,
-    Names,
-    all_names,
-    copy_message,
-    subgraphs,
-    tensor_nbytes,
-)
+from designer.core.transforms.graphs import Names, all_names
 from designer.core.transforms.log import (
     Cancel,
     Monitor,
@@ -47,6 +47,7 @@ from designer.core.transforms.log import (
     silent,
 )
 from designer.core.transforms.schemas import opset_versions, signature, tensor_type_str
+from designer.core.walk import Container, iter_graphs, subgraphs
 
 #: Constant attributes holding a list; cast, they become a ``value`` tensor.
 LIST_ATTRIBUTES = {
@@ -79,21 +80,27 @@ class CastCandidate:
 
 
 def _scopes(model: onnx.ModelProto) -> Iterator[tuple[str, Container]]:
-    """Every scope with a stable path, parents first."""
+    """Every scope with a stable path, parents first: ``main``, ``function <domain>:<name>``,
+    below them ``<parent>/<node name or #index>.<attribute>`` (``[i]`` for a GRAPHS
+    element)."""
+    stack: list[tuple[str, Container]] = []  # the path to the graph being walked
+    for walked in iter_graphs(model):
+        step = walked.owner
+        if step is None:
+            fn = walked.function
+            path = "main" if fn is None else f"function {fn.domain}:{fn.name}"
+        else:  # pre-order: the parent is the last scope met one level up
+            parent_path, parent = stack[walked.depth - 1]
+            label = step.node.name or f"#{_node_index(parent, step.node)}"
+            suffix = f"[{step.index}]" if step.index >= 0 else ""
+            path = f"{parent_path}/{label}.{step.attribute}{suffix}"
+        del stack[walked.depth :]
+        stack.append((path, walked.graph))
+        yield path, walked.graph
 
-    def walk(path: str, proto: Container) -> Iterator[tuple[str, Container]]:
-        yield path, proto
-        for index, node in enumerate(proto.node):
-            for attr in node.attribute:
-                graphs = [attr.g] if attr.HasField("g") else list(attr.graphs)
-                for g_index, graph in enumerate(graphs):
-                    label = node.name or f"#{index}"
-                    suffix = f"[{g_index}]" if attr.graphs else ""
-                    yield from walk(f"{path}/{label}.{attr.name}{suffix}", graph)
 
-    yield from walk("main", model.graph)
-    for fn in model.functions:
-        yield from walk(f"function {fn.domain}:{fn.name}", fn)
+def _node_index(proto: Container, node: onnx.NodeProto) -> int:
+    return next(i for i, n in enumerate(proto.node) if n is node)
 
 
 def _attr_value_type(
@@ -322,25 +329,35 @@ class _Fixer:
 
 
 def _require_memory(
-    resolved: list[tuple[CastCandidate, onnx.TensorProto | None, onnx.NodeProto | None]], to: int
+    resolved: list[tuple[CastCandidate, onnx.TensorProto | None, onnx.NodeProto | None]],
+    to: int,
+    streamed: bool = False,
 ) -> None:
     """Refuse (OutOfMemoryError) a cast whose results would not fit: tensors are cast one at
     a time (external ones memory-mapped, in chunks), the results held until saved, where a
-    copy of each is kept to roll back a failed save."""
-    tensors = [t for _cand, t, _node in resolved if t is not None]
-    if not tensors:
+    copy of each is kept to roll back a failed save. ``streamed``: each cast initializer
+    goes to the output's data file at once, so only the largest one counts (attribute
+    tensors stay in the model)."""
+    pairs = [(cand, t) for cand, t, _node in resolved if t is not None]
+    if not pairs:
         return
-    results = [tensor_nbytes(t) // max(_itemsize(t.data_type), 1) * _itemsize(to) for t in tensors]
-    sizes = [tensor_nbytes(t) for t in tensors]
-    needed = 2 * sum(results) + max(sizes) + (256 << 20)
-    require(needed, f"casting {len(tensors)} tensor(s) to {type_name(to)}")
+    results = [_cast_nbytes(t, to) for _c, t in pairs]
+    sizes = [tensor_nbytes(t) for _c, t in pairs]
+    if streamed:  # attribute tensors are held (twice: a rollback copy) as before
+        inline = sum(
+            r for (c, _t), r in zip(pairs, results, strict=True) if c.kind != "initializer"
+        )
+        needed = 2 * inline + max(results) + max(sizes) + (256 << 20)
+    else:
+        needed = 2 * sum(results) + max(sizes) + (256 << 20)
+    require(needed, f"casting {len(pairs)} tensor(s) to {type_name(to)}")
 
 
-def _itemsize(elem_type: int) -> int:
-    try:
-        return int(np_dtype(elem_type).itemsize)
-    except (KeyError, TypeError, ValueError):
-        return 1
+def _cast_nbytes(tensor: onnx.TensorProto, to: int) -> int:
+    """Bytes ``tensor`` takes once cast to ``to`` (packed 4/2-bit types rounded up to whole
+    bytes; a type without a fixed width: one byte per element)."""
+    needed = tensor_bytes_needed(onnx.TensorProto(data_type=to, dims=tensor.dims))
+    return needed if needed is not None else math.prod(tensor.dims)
 
 
 def cast_tensors(
@@ -352,9 +369,12 @@ def cast_tensors(
     clip: bool = True,
     cancel: Cancel = never,
     progress: Progress = silent,
+    sink: DataSink | None = None,
 ) -> CastResult:
     """A copy of ``model`` with the selected tensors cast to ``to`` (see the module doc).
-    Cost: one copy of the model; each selected tensor is read once and converted."""
+    Cost: one copy of the model; each selected tensor is read once and converted.
+    ``sink``: stream cast initializers into the output's data file (the result refers to
+    it; save it with ``write_model(..., sink=sink)``)."""
     if to not in CASTABLE_TYPES:
         raise TransformError(f"cannot cast to {type_name(to)}")
     keys = list(keys)
@@ -364,7 +384,7 @@ def cast_tensors(
     log = TransformLog(f"Batch Tensor Cast to {type_name(to)}")
     new = copy_message(model)
     resolved = _resolve(new, keys)
-    _require_memory(resolved, to)
+    _require_memory(resolved, to, streamed=sink is not None)
     changed_by_scope: dict[str, dict[str, int]] = {}
     previews: list[CastPreview] = []
     total = ConversionCounts()
@@ -383,7 +403,11 @@ def cast_tensors(
         if counts.lossy:
             log.warn(f"{_label(cand)} lost precision: {describe_counts(counts, to)}")
         if tensor is not None and cand.kind == "initializer":
-            fresh = array_to_tensor(values, tensor.name, to)
+            if sink is not None and values.nbytes >= MIN_BYTES:
+                fresh = onnx.TensorProto(name=tensor.name, data_type=to, dims=list(values.shape))
+                sink.write(fresh, values)
+            else:
+                fresh = array_to_tensor(values, tensor.name, to)
             fresh.doc_string = tensor.doc_string
             fresh.metadata_props.extend(tensor.metadata_props)
             tensor.CopyFrom(fresh)
@@ -396,6 +420,7 @@ def cast_tensors(
             else:
                 node.attribute.remove(attr)
                 node.attribute.append(helper.make_attribute("value", fresh))
+        del values  # before the next tensor is converted: one result at a time
         if cand.tensor_name and (
             cand.kind == "initializer" or (node is not None and node.op_type in TYPED_BY_VALUE)
         ):

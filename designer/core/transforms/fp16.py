@@ -10,7 +10,10 @@ cross a boundary. The input model is never changed.
 
 Cost: one shape inference per scope; each converted weight is read once (external data is
 memory-mapped) and held in memory at the target size; unconverted weights are copied
-(external ones stay references to their files).
+(external ones stay references to their files). Given a ``sink`` (the output's data file,
+:class:`designer.core.io.stream.DataSink`), each converted weight goes there as soon as it
+is converted and the result holds only references: memory stays about the largest weight
+plus the graph.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ import onnx
 from onnx import TensorProto, helper
 
 from designer.core.io.external import tensor_array
+from designer.core.io.stream import MIN_BYTES, DataSink
 from designer.core.memory import require
+from designer.core.protocopy import copy_message, copy_without_initializers
+from designer.core.tensor_sizes import tensor_nbytes
 from designer.core.transforms.dtypes import (
     FLOAT_TYPES,
     ConversionCounts,
@@ -41,18 +47,11 @@ from designer.core.transforms.fp16_plan import (
     function_input_types,
     plan_scope,
 )
-from designer.core.transforms.graphs import (
-    Container,
-    Names,
-    all_names,
-    copy_message,
-    copy_without_initializers,
-    subgraphs,
-    tensor_nbytes,
-)
+from designer.core.transforms.graphs import Names, all_names
 from designer.core.transforms.log import Cancel, Monitor, Progress, TransformLog, never, silent
 from designer.core.transforms.schemas import opset_versions
 from designer.core.transforms.typeinfo import elem_type
+from designer.core.walk import Container, subgraphs
 
 #: Operators kept in float32 by default: their float inputs are indices, thresholds or
 #: accumulations that float16 breaks (Resize's scales are kept float32 by its schema).
@@ -109,8 +108,10 @@ class _Rewriter:
         names: Names,
         log: TransformLog,
         monitor: Monitor,
+        sink: DataSink | None = None,
     ) -> None:
         self.ctx = ctx
+        self.sink = sink
         self.options = options
         self.target = options.target
         self.names = names
@@ -127,9 +128,17 @@ class _Rewriter:
             self.log.warn(f"{what}: {describe_counts(counts, self.target)}")
         return out
 
-    def convert_tensor(self, tensor: TensorProto, base_dir: Path | None, what: str) -> TensorProto:
+    def convert_tensor(
+        self, tensor: TensorProto, base_dir: Path | None, what: str, stream: bool = False
+    ) -> TensorProto:
+        """``tensor`` converted; with ``stream`` and a sink, its data goes into the sink."""
         values = self.convert_values(np.asarray(tensor_array(tensor, base_dir)), what)
-        new = array_to_tensor(values, tensor.name, self.target)
+        if stream and self.sink is not None and values.nbytes >= MIN_BYTES:
+            new = TensorProto(name=tensor.name, data_type=self.target, dims=list(values.shape))
+            self.sink.write(new, values)
+        else:
+            new = array_to_tensor(values, tensor.name, self.target)
+        del values
         new.doc_string = tensor.doc_string
         new.metadata_props.extend(tensor.metadata_props)
         return new
@@ -287,7 +296,7 @@ class _Rewriter:
             before += size
             if convert:
                 what = f"initializer '{tensor.name}'"
-                converted = self.convert_tensor(tensor, base_dir, what)
+                converted = self.convert_tensor(tensor, base_dir, what, stream=True)
                 new.append(converted)
                 after += tensor_nbytes(converted)
                 self.log.count("initializers_converted")
@@ -323,12 +332,14 @@ def convert_to_fp16(
     *,
     cancel: Cancel = never,
     progress: Progress = silent,
+    sink: DataSink | None = None,
 ) -> FP16Result:
     """A new model with float32 weights and computation converted to float16 (bfloat16).
 
     ``base_dir`` is where external data of ``model`` lives. Raises TransformCancelled when
     ``cancel`` returns True (polled per node), TransformError for an unsortable graph.
-    See the module docstring for what it costs.
+    ``sink``: stream converted weights into the output's data file (the result refers to
+    it; save it with ``write_model(..., sink=sink)``). See the module docstring for costs.
     """
     options = options or FP16Options()
     monitor = Monitor(cancel, progress, "FP16 conversion")
@@ -365,9 +376,9 @@ def convert_to_fp16(
             ctx.versions = saved
             pending = True
     monitor.step(0.2, "converting")
-    _require_memory(model, target_name)
+    _require_memory(model, target_name, streamed=sink is not None)
     new_model = copy_without_initializers(model)
-    rewriter = _Rewriter(ctx, options, Names(all_names(model)), log, monitor)
+    rewriter = _Rewriter(ctx, options, Names(all_names(model)), log, monitor, sink)
     rewriter.rewrite_scope(
         new_model.graph,
         main_plan,
@@ -394,15 +405,17 @@ def convert_to_fp16(
     return FP16Result(new_model, log, rewriter.converted_main)
 
 
-def _require_memory(model: onnx.ModelProto, target: str) -> None:
+def _require_memory(model: onnx.ModelProto, target: str, streamed: bool = False) -> None:
     """Refuse (OutOfMemoryError) a conversion whose converted weights would not fit: each
     float32 initializer is converted one at a time (memory-mapped when external, in chunks)
     but the converted values stay in memory until saved, where a copy of each is kept to
-    roll back a failed save."""
+    roll back a failed save. ``streamed``: each converted weight goes to the output's data
+    file at once, so only the largest one (mapped and converted) counts."""
     sizes = [tensor_nbytes(t) for t in model.graph.initializer if t.data_type == FLOAT]
     if not sizes:
         return
-    needed = sum(sizes) + max(sizes) + (256 << 20) + 2 * model.ByteSize()
+    held = max(sizes) + max(sizes) // 2 if streamed else sum(sizes) + max(sizes)
+    needed = held + (256 << 20) + 2 * model.ByteSize()
     require(needed, f"converting {len(sizes)} float32 initializer(s) to {target}")
 
 

@@ -14,7 +14,7 @@ import onnx
 from onnx import TensorProto
 
 from designer.core.transforms.dtypes import FLOAT_TYPES
-from designer.core.transforms.graphs import Container, free_names, subgraphs
+from designer.core.transforms.graphs import free_names
 from designer.core.transforms.schemas import signature, tensor_type_str
 from designer.core.transforms.toposort import sorted_order
 from designer.core.transforms.typeinfo import (
@@ -24,6 +24,7 @@ from designer.core.transforms.typeinfo import (
     infer_scope_types,
     tensor_type,
 )
+from designer.core.walk import Container, subgraphs
 
 FLOAT = TensorProto.FLOAT
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from designer.core.io.stream import DataSink
 from designer.core.transforms import (
     CastCandidate,
     CastPreview,
@@ -304,15 +305,21 @@ class CastDialog(TransformDialog):
         clip = self.clip.isChecked()
         model, base_dir = self.session.doc.model, self.session.doc.base_dir
 
-        def work(report: Report, cancelled: IsCancelled) -> TransformOutcome:
+        def streamed(
+            report: Report, cancelled: IsCancelled, sink: DataSink | None
+        ) -> TransformOutcome:
             result = cast_tensors(
-                model, keys, to, base_dir, clip=clip, cancel=cancelled, progress=report
+                model, keys, to, base_dir, clip=clip, cancel=cancelled, progress=report, sink=sink
             )
             summary = result.log.lines[:1]
             if result.log.counts.get("casts_inserted"):
                 summary.append("Cast nodes were inserted where operators need the old type.")
             return TransformOutcome(result.model, result.log, result.log.title, summary)
 
+        def work(report: Report, cancelled: IsCancelled) -> TransformOutcome:
+            return streamed(report, cancelled, None)
+
+        work.streamed = streamed  # type: ignore[attr-defined]  # written to a file: streamed
         return work
 
     def before_run(self, work: TransformWork) -> None:

@@ -325,6 +325,19 @@ class TransformDialog(QDialog):
         guard = _CommitGuard()
 
         def full(report: Report, cancelled: IsCancelled) -> TransformOutcome:
+            streamed = getattr(work, "streamed", None)  # work(report, cancelled, sink)
+            if target is not None and streamed is not None and has_external_data(source_model):
+                # OUT keeps its weights external: each converted one goes straight into its
+                # data file, not held until the save (designer.core.io.stream)
+                from designer.core.io.stream import DataSink
+
+                with DataSink(target, source_model) as sink:
+                    outcome: TransformOutcome = streamed(report, cancelled, sink)
+                    guard.commit(cancelled)
+                    report(1.0, f"writing {target.name}")
+                    saved = write_model(outcome.model, target, source_dir, limit=0, sink=sink)
+                outcome.saved = saved.path
+                return outcome
             outcome = work(report, cancelled)
             guard.commit(cancelled)
             if target is not None:
