@@ -22,7 +22,7 @@ def build_menus(window: MainWindow) -> dict[str, QAction]:
         name: str,
         text: str,
         slot: Callable[[], object],
-        shortcut: QKeySequence | str | None = None,
+        shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
         menu: object = None,
     ) -> QAction:
         target = menu if menu is not None else menus[menu_name]
@@ -56,6 +56,8 @@ def build_menus(window: MainWindow) -> dict[str, QAction]:
     add("File", "close", "&Close", window.close_tab, QKeySequence.StandardKey.Close)
     export_menu = menus["File"].addMenu("&Export")
     add("File", "export_image", "Canvas As &Image…", lambda: export_image(window), menu=export_menu)
+    menus["File"].addSeparator()
+    add("File", "compose", "Co&mpose Models…", lambda: compose_models(window))
     menus["File"].addSeparator()
     add("File", "quit", "E&xit", window.close, QKeySequence.StandardKey.Quit)
 
@@ -202,6 +204,12 @@ def show_options(window: MainWindow) -> None:
 
     if OptionsDialog(window.settings, window).exec():
         window.autosave_timer.setInterval(window.settings.autosave_seconds * 1000)
+
+
+def compose_models(window: MainWindow) -> None:
+    from designer.ui.dialogs.compose_dialog import show_compose_dialog
+
+    show_compose_dialog(window)
 
 
 def export_image(window: MainWindow) -> None:

@@ -139,12 +139,10 @@ def test_extract_from_a_subgraph_tab(
 ) -> None:
     """In a subgraph tab (a working copy without a file) the dialog still names the output
     after the model's file and extracts from the tab's (unconfirmed) content."""
-    if not hasattr(window, "open_scope"):
-        pytest.skip("MainWindow.open_scope (subgraph tabs) is not available")
     main = open_model(window, save_model(subgraph_model(), "sub.onnx"), qtbot)
     scope = main.session.doc.scope()
     key = next(k for k, n in scope.nodes() if n.name == "loop")
-    sub_tab = window.open_scope(main.session, scope.id.child(key, "body"))  # type: ignore[attr-defined]
+    sub_tab = window.open_scope(main.session, scope.id.child(key, "body"))
     assert sub_tab is not None and window.tab() is sub_tab
     dialog = open_dialog(window)
     dialog.select("operator", "body_if", "then_branch")
@@ -154,3 +152,28 @@ def test_extract_from_a_subgraph_tab(
     dialog.buttons.accepted.emit()
     assert not dialog.isVisible(), dialog.error.text()
     onnx.checker.check_model(onnx.load(str(out)), full_check=True)
+
+
+def test_show_changes_of_an_extraction(
+    window: MainWindow, save_model, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Edit > Show Changes of Last Step after an extraction compares the branch as it sits
+    in the model with the written file: the outer value it reads became a graph input."""
+    from designer.ui.diff import diff_tabs
+
+    open_model(window, save_model(subgraph_model(), "sub.onnx"), qtbot)
+    action = window.actions_by_name["show_last_changes"]
+    dialog = open_dialog(window)
+    dialog.select("operator", "branch", "then_branch")
+    dialog.path.setText(str(tmp_path / "then.onnx"))
+    dialog.open_after.setChecked(False)
+    dialog.buttons.accepted.emit()
+    assert "Show Changes of Last Step" in window.statusBar().currentMessage()
+    window.menus["Edit"].aboutToShow.emit()
+    assert action.isEnabled() and "extract branch ▸ then_branch" in action.text()
+    action.trigger()
+    (tab,) = diff_tabs(window)
+    inputs = {(f.field, f.kind) for f in tab.diff.graph.inputs}
+    assert ("A", "added") in inputs  # the outer value A is an input of the extracted model
+    assert tab.diff.graph.nodes_added == () and tab.diff.graph.nodes_removed == ()
+    window.close_tab(window.tabs.indexOf(tab))

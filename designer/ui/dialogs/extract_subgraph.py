@@ -28,6 +28,7 @@ from designer.core.extract import ExtractChoice, extract_choices, extract_scope
 from designer.core.io import write_model
 from designer.core.io.companion import scope_label
 from designer.core.names import sanitize_identifier
+from designer.core.scope import ScopeId
 from designer.ui.session import DocumentSession
 
 KINDS = (("operator", "Operator"), ("function", "Local function"))
@@ -68,6 +69,8 @@ class ExtractSubgraphDialog(QDialog):
         self.session = session
         self.status = status
         self.open_model = open_model
+        #: called after a successful extraction with (what, scope id, written path)
+        self.extracted: Callable[[str, ScopeId, Path], object] | None = None
         self.choices = extract_choices(session.doc)
         self.written: Path | None = None
         self._path_edited = False
@@ -211,8 +214,14 @@ class ExtractSubgraphDialog(QDialog):
         self.written = path
         choice = self.choice()
         assert choice is not None
+        what = f"extract {choice.parent} ▸ {choice.subgraph}"
+        if self.extracted is not None:
+            self.extracted(what, choice.scope_id, path)
         if self.status is not None:
-            self.status(f"Extracted {choice.parent} ▸ {choice.subgraph} to {path}")
+            self.status(
+                f"Extracted {choice.parent} ▸ {choice.subgraph} to {path} "
+                "(Edit > Show Changes of Last Step compares it with the subgraph in the model)"
+            )
         super().accept()
         if self.open_after.isChecked() and self.open_model is not None:
             self.open_model(path)

@@ -3,6 +3,7 @@ warning, failure or cancelled, a short message, and an expandable detailed log."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 
 from PySide6.QtCore import Qt
@@ -104,6 +105,8 @@ class StatusDialog(QDialog):
         layout.addWidget(self.details, 1)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.buttons = buttons
+        self.show_changes: QPushButton | None = None
         self.copy = QPushButton("Copy Log")
         self.copy.setAutoDefault(False)
         self.copy.setToolTip("Copy the message and the detailed log to the clipboard")
@@ -113,6 +116,22 @@ class StatusDialog(QDialog):
         layout.addWidget(buttons)
         if details and state is RunState.FAILURE:
             self.toggle.setChecked(True)
+
+    def offer_changes(self, show: Callable[[], object]) -> QPushButton:
+        """Add Show Changes: closes this dialog, then calls ``show`` (which opens the diff
+        view of the model before and after the run)."""
+        button = QPushButton("Show Changes")
+        button.setAutoDefault(False)
+        button.setToolTip("Compare the model before and after this step, side by side")
+
+        def clicked() -> None:
+            self.accept()
+            show()
+
+        button.clicked.connect(clicked)
+        self.buttons.addButton(button, QDialogButtonBox.ButtonRole.ActionRole)
+        self.show_changes = button
+        return button
 
     def set_details_visible(self, visible: bool) -> None:
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if visible else Qt.ArrowType.RightArrow)

@@ -26,6 +26,7 @@ from designer.core.functions import called_function
 from designer.core.names import identifier_problem, unique_name
 from designer.ui.canvas.view import CanvasView
 from designer.ui.dialogs.new_function import DEFAULT_DOMAIN, domain_problem
+from designer.ui.diff import last_step
 
 if TYPE_CHECKING:
     from designer.ui.main_window import MainWindow
@@ -151,16 +152,20 @@ def group_selection(window: MainWindow, view: CanvasView | None = None) -> int |
         return None
     name, domain = names
     edit = GroupIntoFunction(view.scope_id, keys, name, domain)
+    before = last_step.before(view.session.root())
     message = push_on_model(view, edit)
     if message is not None:
         window.show_error("Cannot group into a local function", message)
         return None
+    last_step.remember(window, view.session.root(), "Group into Local Function", before)
     call_key: int | None = edit.call_key
     view.flush()  # the edit's change event is pending: show the call node now
     if call_key is not None:
         view.select_keys([call_key])
     window.statusBar().showMessage(
-        f"Grouped {len(keys)} node(s) into local function {domain}:{name}", 8000
+        f"Grouped {len(keys)} node(s) into local function {domain}:{name} "
+        "(Edit > Show Changes of Last Step compares)",
+        8000,
     )
     return call_key
 
@@ -178,13 +183,17 @@ def inline_selection(window: MainWindow, view: CanvasView | None = None) -> bool
         return False
     key, fid = call
     edit = InlineFunctionCall(view.scope_id, key)
+    before = last_step.before(view.session.root())
     message = push_on_model(view, edit)
     if message is not None:
         window.show_error("Cannot inline the function call", message)
         return False
+    last_step.remember(window, view.session.root(), "Inline Function Call", before)
     view.flush()
     view.select_keys(edit.new_keys or [])
-    window.statusBar().showMessage(f"Inlined {fid[0]}:{fid[1]}", 8000)
+    window.statusBar().showMessage(
+        f"Inlined {fid[0]}:{fid[1]} (Edit > Show Changes of Last Step compares)", 8000
+    )
     return True
 
 

@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QWidget
 
+from designer.ui.dialogs.status_dialog import RunState
 from designer.ui.dialogs.transform_runner import TransformDialog
+from designer.ui.diff.last_step import label, remember, show_last
+from designer.ui.diff.show_changes import Snapshot
 from designer.ui.session import DocumentSession
 
 if TYPE_CHECKING:
@@ -75,9 +78,34 @@ def open_dialog(window: MainWindow, factory: DialogFactory) -> TransformDialog |
         )
         return None
     dialog = factory(session, window)
+    before = Snapshot(label(session, "before"), session.doc.model, session.doc.base_dir)
+    dialog.runEnded.connect(lambda state: offer_changes(window, dialog, before, state))
     dialog.finished.connect(lambda _code: dialog.deleteLater())
     dialog.open()
     return dialog
+
+
+def offer_changes(
+    window: MainWindow, dialog: TransformDialog, before: Snapshot, state: RunState
+) -> bool:
+    """After a run that changed something (the document, or a new file), give its status
+    dialog a Show Changes button: the Compare view of the model before and after (also
+    remembered for Edit > Show Changes of Last Step)."""
+    status = dialog.status
+    if status is None or state not in (RunState.SUCCESS, RunState.WARNING):
+        return False
+    target = dialog.destination.target()
+    session = dialog.session
+    if target is not None:
+        after: Snapshot | None = Snapshot(f"{target.name} (written)", path=target)
+    elif session.doc.model is not before.model:
+        after = None  # the document as it is now
+    else:
+        return False
+    what = dialog.what
+    remember(window, session, what, before, after)
+    status.offer_changes(lambda: show_last(window))
+    return True
 
 
 def install(window: MainWindow) -> None:

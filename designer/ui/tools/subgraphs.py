@@ -5,6 +5,7 @@ The dialogs are imported when first used: the window starts without loading them
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import onnx
@@ -66,6 +67,22 @@ def extract_subgraph(window: MainWindow) -> QDialog | None:
         open_model=lambda path: window.open_files([path]),
         parent=window,
     )
+    session = tab.session
+
+    def extracted(what: str, scope_id: ScopeId, path: Path) -> None:
+        # Show Changes of an extraction: the subgraph as it sits in the model -> the file
+        from designer.core.diff.skeleton import scope_skeleton
+        from designer.ui.diff import last_step
+        from designer.ui.diff.show_changes import Snapshot
+
+        doc = session.doc
+        inside = scope_skeleton(doc.model, doc.scope(scope_id).proto)
+        before = Snapshot(
+            last_step.label(session, "in the model"), inside, doc.base_dir, private=True
+        )
+        last_step.remember(window, session, what, before, Snapshot(path.name, path=path))
+
+    dialog.extracted = extracted
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()
     return dialog
