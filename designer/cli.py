@@ -15,6 +15,7 @@ from pathlib import Path
 from designer import __version__
 from designer.commands import register_all
 from designer.core.errors import DesignerError
+from designer.logs import setup_logging
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -25,6 +26,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Open, check, transform and profile ONNX models without the GUI.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        dest="log_debug",
+        action="store_true",
+        help="log debug messages (and plug-in tracebacks) to stderr; before COMMAND",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     register_all(sub)
     return parser
@@ -41,9 +49,12 @@ def command_names() -> set[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a subcommand; with no subcommand (only model paths, or nothing) open the GUI."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    wants_gui = not argv or (argv[0] not in command_names() and not argv[0].startswith("-"))
-    if wants_gui and all(_looks_like_model(a) for a in argv):
-        return _open_gui(argv)
+    verbose = bool(argv) and argv[0] in ("-v", "--verbose")
+    setup_logging(verbose=verbose)
+    rest = argv[1:] if verbose else argv
+    wants_gui = not rest or (rest[0] not in command_names() and not rest[0].startswith("-"))
+    if wants_gui and all(_looks_like_model(a) for a in rest):
+        return _open_gui(rest)
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:
@@ -67,6 +78,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def gui_main(argv: Sequence[str] | None = None) -> int:
+    """``onnx-designer-gui [MODEL...]``: only the window (the gui-scripts entry point that
+    desktop launchers start); exit 2 when an argument is not a model file."""
+    paths = list(sys.argv[1:] if argv is None else argv)
+    setup_logging(verbose=False)
+    for path in paths:
+        if not _looks_like_model(path):
+            print(
+                f"onnx-designer-gui: error: {path!r} is not a model file "
+                "(usage: onnx-designer-gui [MODEL.onnx ...]; commands: onnx-designer --help)",
+                file=sys.stderr,
+            )
+            return 2
+    return _open_gui(paths)
 
 
 def _reader_went_away() -> int:

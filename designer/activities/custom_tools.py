@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import shlex
@@ -31,6 +32,8 @@ from pathlib import Path
 from designer.activities.paths import config_dir
 from designer.activities.targets.streams import LineSplitter
 from designer.core.errors import DesignerError
+
+logger = logging.getLogger(__name__)
 
 TOOLS_FILE = "custom_tools.json"
 KILL_GRACE_S = 2.0
@@ -137,6 +140,45 @@ def save_tools(tools: Sequence[CustomTool], path: Path | None = None) -> None:
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise ToolError(f"cannot save the tool list to {path}: {exc.strerror or exc}") from None
+
+
+def plugin_tools() -> list[CustomTool]:
+    """Tools of the ``onnx_designer.tools`` entry-point group, by plug-in name: each names a
+    CustomTool or a callable returning one or a list of them. Broken ones are reported (an
+    ERROR log record) and left out."""
+    from designer import plugins
+
+    found: list[CustomTool] = []
+    for plugin in plugins.load(plugins.TOOLS):
+        made = plugins.invoke(plugin, "create", _plugin_tools, plugin.obj)
+        if made is not plugins.FAILED:
+            found.extend(made)
+    return found
+
+
+def _plugin_tools(obj: object) -> list[CustomTool]:
+    made = obj() if callable(obj) and not isinstance(obj, CustomTool) else obj
+    items = made if isinstance(made, (list, tuple)) else [made]
+    for item in items:
+        if not isinstance(item, CustomTool):
+            from designer.plugins import PluginError
+
+            raise PluginError(f"gave {type(item).__name__}, not a CustomTool")
+        validate_tool(item)
+    return list(items)
+
+
+def all_tools(path: Path | None = None) -> list[CustomTool]:
+    """The user's saved tools, then plug-in tools whose names are not taken by them."""
+    tools = load_tools(path)
+    taken = {t.name.casefold() for t in tools}
+    for tool in plugin_tools():
+        if tool.name.casefold() in taken:
+            logger.warning("plug-in tool %r is hidden by a saved tool of that name", tool.name)
+            continue
+        taken.add(tool.name.casefold())
+        tools.append(tool)
+    return tools
 
 
 def find_tool(tools: Sequence[CustomTool], name: str) -> CustomTool:

@@ -23,6 +23,7 @@ read of the manifest, one hash round trip for the scripts, one stat for the venv
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,8 @@ __all__ = [
     "PythonPackages",
     "RunnerScripts",
 ]
+
+logger = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 
@@ -370,7 +373,8 @@ class Deployment:
             try:
                 self.target.get(f"{root.rstrip('/')}/{MANIFEST}", local)
                 data = json.loads(local.read_text(encoding="utf-8"))
-            except (TargetError, ValueError, OSError):
+            except (TargetError, ValueError, OSError) as exc:  # none yet: deploy everything
+                logger.debug("no usable deployment manifest under %s (%s)", root, exc)
                 return {}
         return data if isinstance(data, dict) else {}
 

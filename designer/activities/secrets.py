@@ -7,8 +7,10 @@ the user is asked again next session. Accounts are ``"<kind>:<connection name>"`
 
 from __future__ import annotations
 
-import contextlib
+import logging
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["delete_secret", "get_secret", "keyring_available", "set_secret"]
 
@@ -21,11 +23,18 @@ def _keyring() -> Any | None:
         import keyring
         from keyring.backends import fail
     except ImportError:
+        logger.debug("keyring is not installed: secrets are kept for this session only")
         return None
     try:
         if isinstance(keyring.get_keyring(), fail.Keyring):
+            logger.debug("keyring has no usable backend: secrets are kept for this session only")
             return None
-    except Exception:
+    except Exception as exc:  # a backend that fails to initialise (D-Bus, locked store)
+        logger.warning(
+            "the system keyring cannot be used (%s: %s); secrets are kept for this session only",
+            type(exc).__name__,
+            exc,
+        )
         return None
     return keyring
 
@@ -44,7 +53,13 @@ def get_secret(account: str) -> str | None:
         return None
     try:
         value = kr.get_password(SERVICE, account)
-    except Exception:
+    except Exception as exc:  # the caller asks the user instead
+        logger.warning(
+            "cannot read the secret of %s from the keyring (%s: %s); asking instead",
+            account,
+            type(exc).__name__,
+            exc,
+        )
         return None
     if value is None:
         return None
@@ -60,7 +75,13 @@ def set_secret(account: str, secret: str, persist: bool = True) -> bool:
         return False
     try:
         kr.set_password(SERVICE, account, secret)
-    except Exception:
+    except Exception as exc:  # kept in memory for this session
+        logger.warning(
+            "cannot save the secret of %s in the keyring (%s: %s); kept for this session only",
+            account,
+            type(exc).__name__,
+            exc,
+        )
         return False
     return True
 
@@ -69,6 +90,19 @@ def delete_secret(account: str) -> None:
     """Forget ``account`` in memory and in the keyring (missing is fine)."""
     _memory.pop(account, None)
     kr = _keyring()
-    if kr is not None:
-        with contextlib.suppress(Exception):
-            kr.delete_password(SERVICE, account)
+    if kr is None:
+        return
+    try:
+        kr.delete_password(SERVICE, account)
+    except Exception as exc:  # keyring raises PasswordDeleteError for a missing one
+        from keyring.errors import PasswordDeleteError
+
+        if isinstance(exc, PasswordDeleteError):
+            logger.debug("no secret of %s in the keyring to delete", account)
+        else:
+            logger.warning(
+                "cannot delete the secret of %s from the keyring (%s: %s)",
+                account,
+                type(exc).__name__,
+                exc,
+            )

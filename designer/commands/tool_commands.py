@@ -13,9 +13,9 @@ from pathlib import Path
 
 
 def _list(args: argparse.Namespace) -> int:
-    from designer.activities.custom_tools import load_tools, tools_path
+    from designer.activities.custom_tools import all_tools, tools_path
 
-    tools = load_tools()
+    tools = all_tools()  # the saved ones, then the plug-ins' (onnx_designer.tools)
     if args.json:
         print(json.dumps([t.to_json() for t in tools], indent=2))
         return 0
@@ -83,14 +83,14 @@ def _remove(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from designer.activities.custom_tools import (
         ToolError,
+        all_tools,
         check_output,
         find_tool,
-        load_tools,
         prepare,
         run_tool,
     )
 
-    tool = find_tool(load_tools(), args.name)
+    tool = find_tool(all_tools(), args.name)
     model: Path = args.model
     if not model.is_file():
         raise ToolError(f"{model}: model file not found")

@@ -9,6 +9,7 @@ fraction, text)`` publishes progress and ``cancelled()`` says whether the user p
 
 from __future__ import annotations
 
+import logging
 import threading
 import traceback
 from collections.abc import Callable
@@ -18,6 +19,8 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from designer.core.errors import DesignerError
 from designer.core.gcpause import gc_paused
+
+logger = logging.getLogger(__name__)
 
 #: Jobs still running, so that the last reference to one is never dropped on a pool thread
 #: (a QObject must be deleted on its own thread); released on the GUI thread when it ends.
@@ -83,6 +86,7 @@ class _Runner(QRunnable):
             else:
                 detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
                 outcome = ("failed", f"internal error: {detail}")
+                logger.error("a background job failed: %s", detail, exc_info=exc)
         else:
             outcome = ("cancelled", None) if job.is_cancelled() else ("finished", result)
         job.running = False

@@ -12,7 +12,6 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDropEvent,
     QGuiApplication,
-    QUndoGroup,
 )
 from PySide6.QtWidgets import (
     QApplication,
@@ -25,19 +24,20 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QTabWidget,
     QToolBar,
-    QUndoView,
 )
 
 from designer.core.document import Document
 from designer.core.errors import DesignerError
 from designer.core.new_model import new_model
 from designer.core.scope import MAIN_SCOPE, ScopeId
+from designer.logs import setup_logging
 from designer.ui import recovery
 from designer.ui.canvas.settings import CanvasSettings
 from designer.ui.canvas.view import CanvasView
 from designer.ui.document_tab import DocumentTab
+from designer.ui.history import HistoryGroup, HistoryView
 from designer.ui.menus import build_menus
-from designer.ui.plugins import arrange_docks, install_plugins
+from designer.ui.plugins import arrange_docks, install_dock_plugins, install_plugins
 from designer.ui.scope_tabs import ScopeTabs
 from designer.ui.session import DocumentSession
 from designer.ui.settings import Settings
@@ -74,7 +74,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("ONNX Designer")
         self.resize(default_window_size())
         self.setAcceptDrops(True)
-        self.undo_group = QUndoGroup(self)
+        self.undo_group = HistoryGroup(self)  # the current tab's document history
         self.menus: dict[str, QMenu] = {}  # filled by build_menus: "File", "Edit", …
         self.main_toolbar: QToolBar | None = None  # filled by build_menus
         self.recent_menu: QMenu | None = None
@@ -97,14 +97,16 @@ class MainWindow(QMainWindow):
 
         self.history = QDockWidget("History", self)
         self.history.setObjectName("dock_history")
-        self.history.setWidget(QUndoView(self.undo_group))
+        self.history.setWidget(HistoryView(self.undo_group))
         self.docks: list[QDockWidget] = []
         #: Plug-ins add entries to the canvas context menu: f(menu, view, scene_pos).
         self.canvas_menu_hooks: list[Callable[[QMenu, CanvasView, QPointF], None]] = []
 
         self.problems = QLabel()
         self.statusBar().addPermanentWidget(self.problems)
+        setup_logging()  # stderr and the Log window's recorder (idempotent)
         install_plugins(self, "designer.ui.docks", "create_dock")
+        install_dock_plugins(self)  # entry-point group onnx_designer.docks
         self.docks.append(self.history)  # last: the Parameters tab shows first on the right
         arrange_docks(self)
         self.scope_tabs = ScopeTabs(self)  # subgraph and local-function tabs
@@ -494,8 +496,10 @@ class MainWindow(QMainWindow):
 
 def run_app(paths: list[Path]) -> int:
     """Start the designer with ``paths`` open (or the welcome page)."""
-    app = QApplication.instance() or QApplication([])
+    instance = QApplication.instance()
+    app = instance if isinstance(instance, QApplication) else QApplication([])
     app.setApplicationName("ONNX Designer")
+    app.setDesktopFileName("io.github.onnx_designer.OnnxDesigner")  # packaging/*.desktop
     window = MainWindow()
     window.apply_layout()
     window.show()

@@ -1,4 +1,5 @@
-"""How the main window gets its docks and tools: plug-in discovery and the default dock
+"""How the main window gets its docks and tools: built-in modules and entry-point plug-ins
+(:mod:`designer.plugins`; a broken one is reported and skipped), and the default dock
 arrangement (Nsight's: palette and explorer left, type checking bottom, the rest right)."""
 
 from __future__ import annotations
@@ -8,7 +9,9 @@ import pkgutil
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget
+from PySide6.QtWidgets import QDockWidget, QWidget
+
+from designer import plugins
 
 if TYPE_CHECKING:
     from designer.ui.main_window import MainWindow
@@ -28,19 +31,49 @@ BELOW_LEFT = ("dock_overview",)
 
 
 def install_plugins(window: MainWindow, package_name: str, function: str) -> None:
-    """Call ``function(window)`` of every module of ``package_name`` that has it; docks it
-    returns join ``window.docks``."""
+    """Call ``function(window)`` of every module of ``package_name`` that has it, in name
+    order; docks it returns join ``window.docks``. A module that fails to import or to
+    install is reported (an ERROR record naming it: Log window, stderr) and skipped."""
     package = importlib.import_module(package_name)
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{package_name}.{info.name}")
+        value = f"{package_name}.{info.name}"
+        try:
+            module = importlib.import_module(value)
+        except Exception as exc:
+            plugins.report_failure(package_name, info.name, value, "import", exc)
+            continue
         factory = getattr(module, function, None)
         if factory is None:
             continue
-        result = factory(window)
+        try:
+            result = factory(window)
+        except Exception as exc:
+            plugins.report_failure(package_name, info.name, value, function, exc)
+            continue
         if isinstance(result, QDockWidget):
             if not result.objectName():
                 result.setObjectName(f"dock_{info.name}")
             window.docks.append(result)
+
+
+def install_dock_plugins(window: MainWindow) -> None:
+    """Docks of the ``onnx_designer.docks`` entry-point group, after the built-in ones, by
+    plug-in name: each is a callable ``(window) -> QDockWidget``."""
+    for plugin in plugins.load(plugins.DOCKS):
+        dock = plugins.invoke(plugin, "create", _plugin_dock, plugin, window)
+        if dock is not plugins.FAILED:
+            window.docks.append(dock)
+
+
+def _plugin_dock(plugin: plugins.Plugin, window: MainWindow) -> QDockWidget:
+    dock = plugin.obj(window)
+    if not isinstance(dock, QDockWidget):
+        if isinstance(dock, QWidget):
+            dock.deleteLater()
+        raise plugins.PluginError(f"returned {type(dock).__name__}, not a QDockWidget")
+    if not dock.objectName():
+        dock.setObjectName(f"dock_plugin_{plugin.name}")
+    return dock
 
 
 def arrange_docks(window: MainWindow) -> None:

@@ -9,6 +9,7 @@ Weights kept in external data are referenced from the original folder, not copie
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from PySide6.QtCore import QStandardPaths
 from designer.core.document import Document
 from designer.core.io import write_model
 from designer.core.io.atomic import write_atomic
+
+logger = logging.getLogger(__name__)
 
 
 def recovery_dir() -> Path:
@@ -73,7 +76,8 @@ def pending_recoveries() -> list[RecoveryEntry]:
         model = meta_path.with_suffix(".onnx")
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:  # offered no more; the files stay for a look
+            logger.warning("recovery file %s is unreadable (%s); not offered", meta_path, exc)
             continue
         if not model.exists():
             continue

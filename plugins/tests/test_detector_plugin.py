@@ -18,7 +18,13 @@ ROOT = PLUGINS.parent
 PLUGIN = PLUGINS / "identity_detector.py"
 
 
-def _report(profile: Path, out: Path, *extra: str, env: dict[str, str] | None = None) -> dict:
+def _report(
+    profile: Path,
+    out: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    errors: list[str] | None = None,
+) -> dict:
     done = subprocess.run(
         [
             sys.executable,
@@ -42,6 +48,8 @@ def _report(profile: Path, out: Path, *extra: str, env: dict[str, str] | None = 
         cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr
+    if errors is not None:
+        errors.append(done.stderr)
     return json.loads(next(out.glob("*_expert.json")).read_text())
 
 
@@ -64,12 +72,21 @@ def test_entry_point_plugin(tmp_path: Path) -> None:
     )
     (dist / "entry_points.txt").write_text(
         "[onnx_designer.detectors]\nidentity = identity_detector:IdentityNodes\n"
+        "missing = no_such_detector_module:Nope\nraising = raising_detector:Raising\n"
     )
     (site / "identity_detector.py").write_text(PLUGIN.read_text())
+    (site / "raising_detector.py").write_text(
+        "from designer.activities.analysis.detectors import Detector\n\n"
+        "class Raising(Detector):\n    id = 'raising'\n\n"
+        "    def detect(self, context):\n        raise KeyError('no such node')\n"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
     gpt2 = profile_model(model("gpt2_6l_h64.torchscript.onnx"), tmp_path, optimize=False, runs=2)
-    rows = _report(gpt2, tmp_path / "out", env=env)["rows"]
-    assert any(r["detector"] == "identity-nodes" for r in rows)
+    errors: list[str] = []
+    rows = _report(gpt2, tmp_path / "out", env=env, errors=errors)["rows"]
+    assert any(r["detector"] == "identity-nodes" for r in rows)  # the broken ones are skipped
+    assert "'missing' (onnx_designer.detectors = no_such_detector_module:Nope)" in errors[0]
+    assert "detector 'raising' (raising_detector) failed (KeyError" in errors[0]
     broken = tmp_path / "broken.py"
     broken.write_text("raise RuntimeError('boom')\n")
     done = subprocess.run(

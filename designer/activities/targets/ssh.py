@@ -3,7 +3,6 @@ proxies, live output, process-group cancel, SFTP transfers with atomic renames."
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import select
 import shlex
@@ -43,6 +42,7 @@ __all__ = ["SshSettings", "SshTarget", "handshake_problem"]
 # paramiko logs a failed handshake with a traceback from its transport thread; without a
 # handler Python's last-resort handler prints it over the one-line error. Keep it in the log.
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
+logger = logging.getLogger(__name__)
 
 _PGID_MARK = b"@@designer-pgid "
 _HASH_SCRIPT = (
@@ -164,8 +164,10 @@ class SshTarget:
 
     def close(self) -> None:
         if self._sftp is not None:
-            with contextlib.suppress(Exception):
+            try:
                 self._sftp.close()
+            except Exception as exc:  # the connection is going away anyway
+                logger.debug("%s: closing SFTP failed (%s: %s)", self.name, type(exc).__name__, exc)
             self._sftp = None
         if self._client is not None:
             self._client.close()
@@ -342,8 +344,16 @@ class SshTarget:
         return bool(transport is not None and transport.is_active())
 
     def _cleanup(self, path: str) -> None:
-        with contextlib.suppress(Exception):
+        try:
             self._sftp_client().remove(path)
+        except Exception as exc:  # a partial copy left behind is reported, not fatal
+            logger.warning(
+                "%s: cannot remove the partial file %s (%s: %s)",
+                self.name,
+                path,
+                type(exc).__name__,
+                exc,
+            )
 
     def hashes(self, paths: Sequence[str]) -> dict[str, str | None]:
         """One round trip: ``sha256sum`` of each file on the target (in order)."""

@@ -19,6 +19,7 @@ from designer.activities.custom_tools import (
     ToolResult,
     check_output,
     load_tools,
+    plugin_tools,
     prepare,
 )
 from designer.core.errors import DesignerError
@@ -26,7 +27,8 @@ from designer.ui.dialogs.custom_tools_dialog import CustomToolsDialog
 from designer.ui.dialogs.tool_run_dialog import ToolRunDialog
 
 if TYPE_CHECKING:
-    from designer.ui.main_window import DocumentTab, MainWindow
+    from designer.ui.document_tab import DocumentTab
+    from designer.ui.main_window import MainWindow
 
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
 
@@ -39,7 +41,7 @@ class CustomToolsPlugin(QObject):
         self.setObjectName("custom_tools")
         self.window = window
         self.runs: list[ToolRunDialog] = []
-        tools_menu = window.menus["Tools"]  # type: ignore[attr-defined]
+        tools_menu = window.menus["Tools"]
         tools_menu.addSeparator()
         self.manage_action = QAction("&Custom Tools…", window)
         self.manage_action.triggered.connect(lambda _c=False: self.manage())
@@ -64,12 +66,17 @@ class CustomToolsPlugin(QObject):
         self.user_menu.clear()
         tools = self.load()
         has_doc = self.window.tab() is not None
-        for tool in tools:
+        taken = {t.name.casefold() for t in tools}
+        extra = [t for t in plugin_tools() if t.name.casefold() not in taken]
+        for tool in [*tools, *extra]:
+            if tool is (extra[0] if extra else None) and tools:
+                self.user_menu.addSeparator()  # the plug-ins' tools follow the user's own
             action = self.user_menu.addAction(tool.name.replace("&", "&&"))
             action.setEnabled(has_doc)
-            action.setToolTip(f"{tool.application} {tool.arguments}")
+            source = " (from a plug-in)" if tool in extra else ""
+            action.setToolTip(f"{tool.application} {tool.arguments}{source}")
             action.triggered.connect(lambda _c=False, t=tool: self.run(t))
-        if not tools:
+        if not tools and not extra:
             empty = self.user_menu.addAction("No tools yet — add them in Custom Tools…")
             empty.setEnabled(False)
 

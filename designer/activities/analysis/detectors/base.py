@@ -7,23 +7,27 @@ iteration. Detectors come from three places (:func:`load_detectors`): the built-
 entry-point group ``onnx_designer.detectors`` (an installed package declares
 ``[project.entry-points."onnx_designer.detectors"] name = "module:Class"``) and Python files
 given by path (``--detectors FILE.py``; every Detector subclass defined in the file).
+An installed plug-in that fails to load, or whose ``detect`` raises, is reported and skipped
+(:mod:`designer.plugins`); a file given by path that fails stops the report with one line.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import inspect
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Literal
 
 import onnx
 
+from designer import plugins
 from designer.activities.analysis.profile import Profile
 from designer.activities.analysis.stats import ProfileStats
 from designer.core.errors import DesignerError
+from designer.plugins import PluginError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -36,7 +40,9 @@ __all__ = [
     "run_detectors",
 ]
 
-ENTRY_POINT_GROUP = "onnx_designer.detectors"
+logger = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = plugins.DETECTORS
 Severity = Literal["high", "medium", "low", "info"]
 _RANK = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
@@ -118,19 +124,20 @@ def _from_file(path: Path) -> list[type[Detector]]:
     return found
 
 
+def _detector_class(obj: object) -> type[Detector]:
+    if not (inspect.isclass(obj) and issubclass(obj, Detector)):
+        raise PluginError(f"{obj!r} is not a Detector subclass")
+    return obj
+
+
 def _from_entry_points() -> list[type[Detector]]:
+    """Installed detector plug-ins by name; a broken one is reported (an ERROR log record
+    naming it: the Log window, stderr) and skipped, so the report still runs."""
     found: list[type[Detector]] = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            obj = ep.load()
-        except Exception as exc:  # an installed plug-in that is broken: say which
-            raise DetectorError(
-                f"detector plug-in {ep.name} ({ep.value}): cannot load "
-                f"({type(exc).__name__}: {exc})"
-            ) from None
-        if not (inspect.isclass(obj) and issubclass(obj, Detector)):
-            raise DetectorError(f"detector plug-in {ep.name} ({ep.value}) is not a Detector class")
-        found.append(obj)
+    for plugin in plugins.load(ENTRY_POINT_GROUP):
+        cls = plugins.invoke(plugin, "load", _detector_class, plugin.obj)
+        if cls is not plugins.FAILED:
+            found.append(cls)
     return found
 
 
@@ -152,8 +159,25 @@ def load_detectors(files: Iterable[Path] = (), *, plugins: bool = True) -> list[
 
 def run_detectors(context: Context, detectors: Sequence[Detector]) -> list[Finding]:
     """Every detector's findings, largest expected gain first (then severity)."""
+    from designer.activities.analysis.detectors import BUILTINS
+
     findings: list[Finding] = []
     for detector in detectors:
-        findings.extend(detector.detect(context))
+        if type(detector) in BUILTINS:
+            findings.extend(detector.detect(context))
+            continue
+        try:
+            found = detector.detect(context)
+        except Exception as exc:  # a plug-in's bug must not lose the other findings
+            logger.error(
+                "detector %r (%s) failed (%s: %s); its findings are left out",
+                detector.id,
+                type(detector).__module__,
+                type(exc).__name__,
+                exc,
+            )
+            logger.debug("traceback of detector %r", detector.id, exc_info=exc)
+            continue
+        findings.extend(found)
     findings.sort(key=lambda f: (-(f.gain_us or 0.0), _RANK.get(f.severity, 9), f.detector))
     return findings
