@@ -4,9 +4,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
+PKGSTAMP := $(VENV)/.installed-package
 EXAMPLE ?= resources/examples/tiny_cnn.onnx
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench package clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +19,10 @@ $(STAMP): pyproject.toml | $(PY)
 
 $(DEVSTAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP) $@
+
+$(PKGSTAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[package]"
 	touch $(STAMP) $@
 
 run: $(STAMP)
@@ -38,5 +43,13 @@ bench: $(STAMP)
 	$(PY) bench/bench_transforms.py
 	$(PY) bench/bench_activities.py
 
+# The Linux app bundle dist/onnx-designer/ (PyInstaller onedir; packaging/README.md).
+package: $(PKGSTAMP)
+	@command -v objcopy >/dev/null || { echo "make package: PyInstaller needs objcopy;" \
+		"on Debian/Ubuntu: sudo apt-get install binutils" >&2; exit 1; }
+	$(VENV)/bin/pyinstaller --noconfirm --log-level WARN --distpath dist \
+		--workpath build/pyinstaller packaging/onnx-designer.spec
+	cp packaging/install.sh dist/onnx-designer/install.sh
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .mypy_cache

@@ -9,14 +9,17 @@ Debian/Ubuntu packages to install. Cost: one ``ldd`` run (~20 ms), only when a w
 
 from __future__ import annotations
 
-import ctypes.util
+import ctypes
 import importlib.util
+import logging
 import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+logger = logging.getLogger(__name__)
 
 #: Debian/Ubuntu package of each shared library Qt's xcb platform plug-in needs.
 PACKAGES = {
@@ -96,11 +99,15 @@ def missing_libraries(plugin: Path | None = None) -> list[str]:
             out = subprocess.run(
                 [ldd, str(library)], capture_output=True, text=True, timeout=20, check=False
             ).stdout
-        except (OSError, subprocess.SubprocessError):
+        except (OSError, subprocess.SubprocessError) as exc:  # cannot tell: let Qt try
+            logger.debug("ldd %s failed (%s); not checking Qt's libraries", library, exc)
             return []
         found += missing_from_ldd(out)
     # Qt 6.5+ loads xcb-cursor at run time (not a link-time dependency) and aborts without it.
-    if ctypes.util.find_library("xcb-cursor") is None:
+    # Asked the way Qt asks (dlopen), so a copy in an app bundle's LD_LIBRARY_PATH counts too.
+    try:
+        ctypes.CDLL("libxcb-cursor.so.0")
+    except OSError:
         found.append("libxcb-cursor.so.0")
     return list(dict.fromkeys(found))
 
