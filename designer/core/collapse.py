@@ -70,7 +70,7 @@ def human_count(value: int) -> str:
 def group_caption(hierarchy: Hierarchy, group: Group) -> str:
     """The second line of a collapsed box: ``66 ops · 45.4k params``."""
     nodes, params, _bytes = hierarchy.size(group)
-    text = f"{nodes} ops"
+    text = f"view group · {nodes} ops" if group.kind == "view" else f"{nodes} ops"
     if params:
         text += f" · {human_count(params)} params"
     return text
@@ -160,3 +160,174 @@ def collapse_graph(graph: ViewGraph, hierarchy: Hierarchy, collapsed: set[str]) 
 def expose(hierarchy: Hierarchy, collapsed: set[str], key: int) -> set[str]:
     """The collapsed groups (ids) to open so that node ``key`` shows as itself."""
     return {g.id for g in hierarchy.path_of(key) if g.id in collapsed}
+
+
+def edges_by_node(graph: ViewGraph) -> dict[int, list[ViewEdge]]:
+    """Node key → the links touching it (both ends), for :func:`expand_in_graph`. O(edges)."""
+    out: dict[int, list[ViewEdge]] = {}
+    for edge in graph.edges:
+        out.setdefault(edge.source, []).append(edge)
+        if edge.target != edge.source:
+            out.setdefault(edge.target, []).append(edge)
+    return out
+
+
+def expand_in_graph(
+    full: ViewGraph,
+    derived: ViewGraph,
+    hierarchy: Hierarchy,
+    group_id: str,
+    collapsed: set[str],
+    links: dict[int, list[ViewEdge]],
+) -> ViewGraph | None:
+    """``derived`` (``full`` collapsed with ``collapsed`` plus ``group_id``) with the box of
+    ``group_id`` opened: the same graph :func:`collapse_graph` gives for ``collapsed``,
+    built from the box's nodes and the links touching them only (``links``:
+    :func:`edges_by_node` of ``full``). None when that shortcut does not apply (a group
+    inside ``group_id`` stays collapsed, or the box is not drawn)."""
+    group = hierarchy.by_id.get(group_id)
+    box = group_key(group_id)
+    if group is None or group_id in collapsed or not derived.has_node(box):
+        return None
+    prefix = group_id + "/"
+    if any(i.startswith(prefix) for i in collapsed):
+        return None
+    subtree = group.keys()
+    members = [k for k in subtree if full.has_node(k)]
+    inside = set(members)
+    owner_cache: dict[int, int | None] = {}
+
+    def owner(key: int) -> int | None:
+        """The box key of the outermost collapsed group holding ``key`` (None: drawn)."""
+        if key in owner_cache:
+            return owner_cache[key]
+        found = next((g for g in hierarchy.path_of(key) if g.id in collapsed), None)
+        result = group_key(found.id) if found is not None else None
+        owner_cache[key] = result
+        return result
+
+    slots: dict[tuple[int, str, str], int] = {}
+    read: set[int] = set()
+
+    def slot(key: int, tensor: str, side: str) -> int | None:
+        """The terminal of box ``key`` for ``tensor`` (it crossed the border before)."""
+        if key not in read:
+            read.add(key)
+            view = derived.node(key)
+            for t in view.inputs:
+                slots.setdefault((key, t.tensor, "in"), t.index)
+            for t in view.outputs:
+                slots.setdefault((key, t.tensor, "out"), t.index)
+        return slots.get((key, tensor, side))
+
+    nodes: list[ViewNode] = []
+    for node in derived.nodes:
+        if node.key == box:
+            nodes.extend(full.node(k) for k in members)
+        else:
+            nodes.append(node)
+    edges = [e for e in derived.edges if e.source != box and e.target != box]
+    added: set[ViewEdge] = set()
+    for key in members:
+        for edge in links.get(key, ()):
+            if edge.source in inside and edge.target in inside:
+                new: ViewEdge = edge
+            elif edge.source in inside:
+                other = owner(edge.target)
+                if other is None:
+                    new = edge
+                else:
+                    index = slot(other, edge.tensor, "in")
+                    if index is None:
+                        return None
+                    new = ViewEdge(edge.source, edge.source_index, other, index, edge.tensor)
+            else:
+                other = owner(edge.source)
+                if other is None:
+                    new = edge
+                else:
+                    index = slot(other, edge.tensor, "out")
+                    if index is None:
+                        return None
+                    new = ViewEdge(other, index, edge.target, edge.target_index, edge.tensor)
+            if new not in added:
+                added.add(new)
+                edges.append(new)
+    return ViewGraph(derived.scope, nodes, edges)
+
+
+def collapse_in_graph(
+    derived: ViewGraph, hierarchy: Hierarchy, group_id: str, collapsed: set[str]
+) -> ViewGraph | None:
+    """``derived`` with group ``group_id`` folded into one box (``collapsed``: the ids
+    after folding, ``group_id`` among them): the boxes and links :func:`collapse_graph`
+    gives for ``collapsed``, built from ``derived``'s nodes inside the group and the links
+    touching them only (the new box's terminals in the order its links come). None when
+    that shortcut does not apply (a group holding it is collapsed, nothing of it drawn)."""
+    group = hierarchy.by_id.get(group_id)
+    if group is None or group_id not in collapsed:
+        return None
+    holder = group.parent
+    while holder is not None:
+        if holder.id in collapsed:
+            return None
+        holder = holder.parent
+    inner = {g.id for g in group.walk()}
+    members = set(group.keys())
+    gone = {
+        n.key
+        for n in derived.nodes
+        if (n.kind is NodeKind.OP and n.key in members)
+        or (n.kind is NodeKind.GROUP and n.group in inner)
+    }
+    if not gone:
+        return None
+    box = ViewNode(
+        group_key(group_id),
+        NodeKind.GROUP,
+        group.name,
+        group_caption(hierarchy, group),
+        group=group_id,
+    )
+    placed = False
+    nodes: list[ViewNode] = []
+    for node in derived.nodes:
+        if node.key not in gone:
+            nodes.append(node)
+        elif not placed:  # the box takes the place of its first node
+            placed = True
+            nodes.append(box)
+    slots: dict[tuple[str, str], int] = {}
+
+    def terminal(tensor: str, side: str) -> int:
+        slot = slots.get((side, tensor))
+        if slot is None:
+            terminals = box.inputs if side == "in" else box.outputs
+            slot = slots[(side, tensor)] = len(terminals)
+            terminals.append(Terminal(slot, tensor, tensor, TerminalState.LINKED))
+        return slot
+
+    edges: list[ViewEdge] = []
+    seen: set[tuple[int, int, int, int]] = set()
+    for edge in derived.edges:
+        source_in, target_in = edge.source in gone, edge.target in gone
+        if not source_in and not target_in:
+            edges.append(edge)
+            continue
+        if source_in and target_in:
+            continue  # inside the group
+        s_key, s_index, t_key, t_index = (
+            edge.source,
+            edge.source_index,
+            edge.target,
+            edge.target_index,
+        )
+        if source_in:
+            s_key, s_index = box.key, terminal(edge.tensor, "out")
+        else:
+            t_key, t_index = box.key, terminal(edge.tensor, "in")
+        spot = (s_key, s_index, t_key, t_index)
+        if spot not in seen:
+            seen.add(spot)
+            edges.append(ViewEdge(s_key, s_index, t_key, t_index, edge.tensor))
+    return ViewGraph(derived.scope, nodes, edges)

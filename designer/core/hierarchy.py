@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 import onnx
 
 from designer.core.document import Document
-from designer.core.scope import MAIN_SCOPE, Scope, ScopeId, graph_attributes
+from designer.core.scope import MAIN_SCOPE, Scope, ScopeId
 from designer.core.scope_path import name_path, scope_path
 from designer.core.summary import type_text
-from designer.core.transforms.graphs import tensor_nbytes
+from designer.core.tensor_sizes import tensor_nbytes
+from designer.core.view_groups import apply_view_groups, view_groups
+from designer.core.walk import graph_attributes
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +55,10 @@ class GroupInfo:
 
 @dataclass(eq=False)
 class Group:
-    """One module scope (``kind`` "scope"), local-function call ("function") or node with
-    subgraphs ("subgraph") of a graph scope. ``path`` is the segments from the root (the
-    root itself has an empty path); ``name`` the last segment (e.g. ``layers.3``)."""
+    """One module scope (``kind`` "scope"), local-function call ("function"), node with
+    subgraphs ("subgraph") or hand-made view-only group ("view") of a graph scope.
+    ``path`` is the segments from the root (the root itself has an empty path); ``name``
+    the last segment (e.g. ``layers.3``)."""
 
     path: tuple[str, ...]
     kind: str = "scope"
@@ -66,6 +69,9 @@ class Group:
     #: whose own hierarchy :func:`build_hierarchy` gives (never expanded here).
     node_key: int | None = None
     inner_scopes: tuple[ScopeId, ...] = ()
+    #: For a "view" group: the name it was made with (its path segment may differ when a
+    #: module of the same name sits beside it).
+    view_name: str = ""
 
     @property
     def name(self) -> str:
@@ -110,6 +116,7 @@ class Hierarchy:
         self._types: dict[str, str] | None = None
         self._inits: dict[str, onnx.TensorProto] | None = None
         self._sizes: dict[str, tuple[int, int, int]] = {}
+        self._keys: dict[str, list[int]] = {}
 
     @property
     def by_id(self) -> dict[str, Group]:
@@ -144,6 +151,13 @@ class Hierarchy:
             group = group.parent
         out.reverse()
         return out
+
+    def keys_of(self, group: Group) -> list[int]:
+        """:meth:`Group.keys` of ``group``, cached (do not change the list)."""
+        cached = self._keys.get(group.id)
+        if cached is None:
+            cached = self._keys[group.id] = group.keys()
+        return cached
 
     def at_depth(self, depth: int) -> list[Group]:
         """The groups whose path is exactly ``depth`` segments long."""
@@ -314,6 +328,9 @@ def build_hierarchy(doc: Document, scope_id: ScopeId = MAIN_SCOPE) -> Hierarchy:
         group.own_keys.append(key)
     if root.own_keys and root.children:
         _adopt_loose(scope, root)
+    hand = view_groups(doc, scope_id)
+    if hand:  # view-only groups made by hand (designer.core.view_groups)
+        apply_view_groups(root, hand)
     return Hierarchy(doc, scope_id, root)
 
 

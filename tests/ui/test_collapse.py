@@ -210,7 +210,7 @@ def test_collapsed_state_survives_save_and_reopen(window, qtbot, tmp_path: Path)
     positions = {k: (i.x(), i.y()) for k, i in tab.view.canvas.node_items.items()}
     tab.session.save()
     saved = json.loads(companion_path(path).read_text(encoding="utf-8"))
-    assert saved["version"] == 2 and set(saved["collapsed"]["main"]) == state
+    assert saved["version"] == 3 and set(saved["collapsed"]["main"]) == state
     window.close_tab()
     again = open_model(window, path, qtbot)
     assert again is not tab and again.view.canvas.collapsed == state

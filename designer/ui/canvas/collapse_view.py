@@ -5,24 +5,37 @@ graph through :func:`designer.core.collapse.collapse_graph`; a box sits at the t
 its nodes' positions, so collapsing and expanding leave every other box where it was, and
 dragging a box moves its nodes (one ordinary Move edit). Selecting a box selects its nodes
 for the docks; selecting a hidden node (Find, Layer Explorer) opens the groups hiding it.
+
+Opening or folding one box moves what lies below; the nodes hidden in the boxes below move
+later (``Document.defer_shift``, one pending shift per box): when their box opens, or when
+anything reads ``Document.positions`` (saving, export, Find, Focus, edits, a full redraw).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QTimer
 
 from designer.core.collapse import (
     auto_graph_depth,
     collapse_graph,
+    collapse_in_graph,
+    edges_by_node,
+    expand_in_graph,
     expose,
     group_key,
     groups_below,
 )
 from designer.core.document import Position
+from designer.core.gcpause import gc_paused
 from designer.core.hierarchy import Hierarchy, build_hierarchy
-from designer.core.viewgraph import NodeKind, ViewGraph, build_view_graph
+from designer.core.viewgraph import NodeKind, ViewEdge, ViewGraph, build_view_graph
 from designer.ui.canvas import style as st
+from designer.ui.canvas.focus_view import focus_of, focus_state, focused_graph, lock_stubs
 from designer.ui.canvas.placement import layout_graph
 
 if TYPE_CHECKING:
@@ -33,8 +46,8 @@ if TYPE_CHECKING:
 def _full_token(scene: CanvasScene) -> ViewGraph:
     """The uncollapsed view graph the scene's drawing comes from (a new object after every
     document change, since the scene rebuilds its graph then)."""
-    full = getattr(scene, "_full", None)
-    if scene.collapsed and full is not None and getattr(scene, "_derived", None) is scene.graph:
+    full = scene.collapse_full
+    if full is not None and scene.collapse_derived is scene.graph:
         return full
     return scene.graph
 
@@ -42,23 +55,28 @@ def _full_token(scene: CanvasScene) -> ViewGraph:
 def hierarchy_of(scene: CanvasScene) -> Hierarchy:
     """The scene's module groups, rebuilt whenever the scene rebuilt its graph from the
     document (a pure collapse/expand reuses them)."""
-    token = getattr(scene, "_building", None) or _full_token(scene)
-    cached = getattr(scene, "_hierarchy", None)
+    token = scene.collapse_building or _full_token(scene)
+    cached = scene.collapse_hierarchy
     if cached is None or cached[0] is not token:
+        scene.doc.settle_positions(scene.scope_id)  # pending shifts name the old groups
         cached = (token, build_hierarchy(scene.doc, scene.scope_id))
-        scene._hierarchy = cached  # type: ignore[attr-defined]
+        scene.collapse_hierarchy = cached
     return cached[1]
 
 
-def place_boxes(graph: ViewGraph, hierarchy: Hierarchy, positions: dict[int, Position]) -> None:
-    """Put each group box at the top-left corner of its nodes' positions."""
+def place_boxes(
+    graph: ViewGraph, hierarchy: Hierarchy, positions: Mapping[int, Position]
+) -> dict[int, Position]:
+    """Positions of the group boxes: the top-left corner of their nodes' positions."""
+    boxes: dict[int, Position] = {}
     for node in graph.nodes:
         if node.kind is not NodeKind.GROUP:
             continue
         members = hierarchy.by_id[node.group].keys()
         points = [positions[k] for k in members if k in positions]
         if points:
-            positions[node.key] = (min(p[0] for p in points), min(p[1] for p in points))
+            boxes[node.key] = (min(p[0] for p in points), min(p[1] for p in points))
+    return boxes
 
 
 def member_keys(scene: CanvasScene, keys: Iterable[int]) -> list[int]:
@@ -100,25 +118,129 @@ def member_moves(scene: CanvasScene, positions: Mapping[int, Position]) -> dict[
     return out
 
 
+@contextmanager
+def drawn_only(scene: CanvasScene) -> Iterator[None]:
+    """Within: the scene reads and writes the positions of what it draws only, and shifts
+    of hidden nodes stay deferred (see ``CanvasScene.drawn_only``)."""
+    before = scene.drawn_only
+    scene.drawn_only = True
+    try:
+        with gc_paused():  # a full collection of a 100k-node model's heap: ~40 ms
+            yield
+    finally:
+        scene.drawn_only = before
+
+
+def settle_around(scene: CanvasScene, group_id: str) -> None:
+    """Apply the deferred shifts of ``group_id``'s box, of boxes inside it and of those
+    holding it: their nodes are about to be drawn, measured or hidden in a new box."""
+    prefix = group_id + "/"
+
+    def related(token: str) -> bool:
+        return token == group_id or token.startswith(prefix) or group_id.startswith(token + "/")
+
+    scene.doc.settle_positions(scene.scope_id, related)
+
+
 def set_collapsed(view: CanvasView, ids: set[str]) -> None:
     """Collapse exactly the groups ``ids`` and redraw (positions as they are)."""
     scene = view.canvas
     view.flush()
     if ids == scene.collapsed:
         return
-    full = _full_token(scene)  # the document is unchanged: no need to read it again
+    if switch_collapsed(scene, ids):
+        view.overview.invalidate()
+        view.viewport().update()
+        return
     scene.collapsed = set(ids)
+    redraw(view)
+
+
+_LINKS: list[tuple[ViewGraph, dict[int, list[ViewEdge]]]] = []  # one entry: the last graph
+
+
+#: Graphs with more links than this have them indexed right after a collapse (in idle
+#: time; ~0.1 s at 100k links), so that the first expand is as quick as the next ones.
+INDEX_AHEAD = 20_000
+
+
+def _links_of(graph: ViewGraph) -> dict[int, list[ViewEdge]]:
+    """The links of ``graph`` by node (kept for the last graph asked about)."""
+    if not _LINKS or _LINKS[0][0] is not graph:
+        with gc_paused():
+            _LINKS[:] = [(graph, edges_by_node(graph))]
+    return _LINKS[0][1]
+
+
+def switch_collapsed(scene: CanvasScene, ids: set[str]) -> bool:
+    """Open or fold one group incrementally when ``ids`` is the scene's collapsed set less
+    that group or plus it (groups inside it aside): only its part of the view graph and
+    its items are rebuilt, every other box keeps its terminals and position. False
+    (nothing done) when that does not apply; the caller then redraws in full."""
+    removed, added = scene.collapsed - ids, ids - scene.collapsed
+    full = scene.collapse_full
+    if (
+        len(added) > 1
+        or full is None
+        or scene.collapse_derived is not scene.graph
+        or focus_of(scene) is not None
+    ):
+        return False
+    top = next(iter(added)) if added else min(removed, key=len, default="")
+    if not top or any(i != top and not i.startswith(top + "/") for i in removed):
+        return False
+    hierarchy = hierarchy_of(scene)
+    settle_around(scene, top)
+    with drawn_only(scene):
+        return _switch(scene, ids, top, hierarchy, full, bool(added))
+
+
+def _switch(
+    scene: CanvasScene, ids: set[str], top: str, hierarchy: Hierarchy, full: ViewGraph, added: bool
+) -> bool:
+    """:func:`switch_collapsed` once it applies: fold (``added``) or open group ``top``."""
+    if added:
+        out = collapse_in_graph(scene.graph, hierarchy, top, ids)
+        touched = [k for k in (group_key(top),) if scene.graph.has_node(k)]
+    else:
+        out = expand_in_graph(full, scene.graph, hierarchy, top, ids, _links_of(full))
+        touched = [group_key(top)]
+    if out is None:
+        return False
+    scene.forget_routes(touched)  # links of the box no longer follow the layout's bends
+    scene.collapsed = set(ids)
+    scene.collapse_full, scene.collapse_derived = full, out
+    if added:  # the new box sits at the top-left corner of its nodes
+        subtree = hierarchy.by_id[top].keys()
+        table = scene.positions
+        points = [table[k] for k in subtree if k in table]
+        if points:
+            corner = (min(p[0] for p in points), min(p[1] for p in points))
+            scene.set_positions({group_key(top): corner})
+    scene.refresh_to(out)  # only the box, its nodes and the links touching them change
+    scene.positions_changed(list(scene.node_items))  # what made room for it moves
+    return True
+
+
+def redraw(view: CanvasView) -> None:
+    """Draw the scene again from the graph it came from, with its collapsed groups and its
+    focus as they are now (the document is unchanged: no need to read it again)."""
+    scene = view.canvas
+    full = _full_token(scene)
     scene.routes = {}  # bends of the previous drawing do not fit the new boxes
     scene.rebuild(collapsed_graph(scene, full))
+    lock_stubs(scene)
     view.overview.invalidate()
     view.viewport().update()
 
 
-def _shift(positions: dict[int, Position], keys: Iterable[int], dx: float, dy: float) -> None:
-    for key in keys:
-        point = positions.get(key)
-        if point is not None:
-            positions[key] = (point[0] + dx, point[1] + dy)
+def _shift(
+    positions: Mapping[int, Position], keys: Iterable[int], dx: float, dy: float
+) -> dict[int, Position]:
+    """New positions of ``keys`` (those that have one) moved by (dx, dy)."""
+    if dx == 0.0:  # one comprehension: room is made for 100k hidden nodes at a time
+        return {k: (p[0], p[1] + dy) for k in keys if (p := positions.get(k)) is not None}
+    return {k: (p[0] + dx, p[1] + dy) for k in keys if (p := positions.get(k)) is not None}
 
 
 def _bbox(positions: Mapping[int, Position], keys: Iterable[int]) -> tuple[float, ...] | None:
@@ -129,20 +251,43 @@ def _bbox(positions: Mapping[int, Position], keys: Iterable[int]) -> tuple[float
     return min(xs), min(ys), max(xs) + st.MAX_WIDTH / 2, max(ys) + st.OP_HEIGHT
 
 
+#: Whether the nodes hidden in the boxes below move later (``Document.defer_shift``) rather
+#: than at once; tests turn it off to compare with shifting everything right away.
+DEFER_HIDDEN = True
+
+
 def _make_room(view: CanvasView, below: float, dy: float, skip: set[int]) -> None:
     """Move every box whose top is below ``below`` (and the nodes inside those that are
-    groups) down by ``dy`` (up when negative): the rest of the drawing keeps its shape."""
+    groups: deferred, see :data:`DEFER_HIDDEN`) down by ``dy`` (up when negative): the
+    rest of the drawing keeps its shape."""
     scene = view.canvas
+    focus = focus_of(scene)
+    if focus is not None:  # every position is read below
+        scene.doc.settle_positions(scene.scope_id)
+    defer = DEFER_HIDDEN and focus is None and scene.drawn_only
     positions = scene.positions
     moved: list[int] = []
+    hierarchy = hierarchy_of(scene)
     for node in scene.graph.nodes:
         point = positions.get(node.key)
         if node.key in skip or point is None or point[1] <= below:
             continue
         moved.append(node.key)
         if node.kind is NodeKind.GROUP:
-            moved.extend(hierarchy_of(scene).by_id[node.group].keys())
-    _shift(positions, moved, 0.0, dy)
+            group = hierarchy.by_id[node.group]
+            if defer:
+                keys = partial(hierarchy.keys_of, group)
+                scene.doc.defer_shift(scene.scope_id, node.group, keys, 0.0, dy)
+            else:
+                moved.extend(hierarchy.keys_of(group))
+    if focus is not None:  # what lies below outside the focused group moves as well
+        inside = set(hierarchy.by_id[focus].keys())
+        moved.extend(
+            k
+            for k, (_x, y) in positions.items()
+            if k >= 0 and y > below and k not in inside and k not in skip
+        )
+    scene.set_positions(_shift(positions, moved, 0.0, dy))
 
 
 def collapse_to_depth(view: CanvasView, depth: int | str) -> int:
@@ -151,6 +296,7 @@ def collapse_to_depth(view: CanvasView, depth: int | str) -> int:
     returns the depth used."""
     scene = view.canvas
     view.flush()
+    focus_state(scene).set(None)  # the whole graph is laid out afresh
     hierarchy = hierarchy_of(scene)
     if depth == "auto":
         depth = auto_graph_depth(full_graph(scene), hierarchy)
@@ -159,6 +305,7 @@ def collapse_to_depth(view: CanvasView, depth: int | str) -> int:
     graph = scene.build_graph()  # boxes at their nodes' top-left corners
     placement = layout_graph(graph, scene.sizes(graph))
     positions = scene.positions
+    moves: dict[int, Position] = {}
     for node in graph.nodes:
         new = placement.positions.get(node.key)
         if new is None:
@@ -166,8 +313,9 @@ def collapse_to_depth(view: CanvasView, depth: int | str) -> int:
         if node.kind is NodeKind.GROUP:
             old = positions.get(node.key, new)
             members = hierarchy.by_id[node.group].keys()
-            _shift(positions, members, new[0] - old[0], new[1] - old[1])
-        positions[node.key] = new
+            moves.update(_shift(positions, members, new[0] - old[0], new[1] - old[1]))
+        moves[node.key] = new
+    scene.set_positions(moves)
     scene.rebuild(graph, placement)
     view.overview.invalidate()
     view.show_first_view()
@@ -189,16 +337,24 @@ def expand_group(view: CanvasView, group_id: str) -> None:
     group = hierarchy.by_id.get(group_id)
     if group is None or group_id not in scene.collapsed:
         return
+    settle_around(scene, group_id)  # its nodes are drawn now
+    with drawn_only(scene):
+        _expand(view, hierarchy, group_id)
+
+
+def _expand(view: CanvasView, hierarchy: Hierarchy, group_id: str) -> None:
+    scene = view.canvas
+    group = hierarchy.by_id[group_id]
     key = group_key(group_id)
     positions = scene.positions
     box = positions.get(key)
     members = group.keys()
     bbox = _bbox(positions, members)
     if box is not None and bbox is not None:
-        _shift(positions, members, box[0] - bbox[0], box[1] - bbox[1])
+        scene.set_positions(_shift(positions, members, box[0] - bbox[0], box[1] - bbox[1]))
         item = scene.node_items.get(key)
         height = item.height if item is not None else st.OP_HEIGHT
-        grow = (bbox[3] - bbox[1]) - height + st.OP_HEIGHT
+        grow = (bbox[3] - bbox[1]) - height  # what folding it again gives back
         _make_room(view, box[1], grow, {key})
     inner = {g.id for g in group.walk()}
     set_collapsed(view, scene.collapsed - inner)
@@ -213,6 +369,14 @@ def collapse_group(view: CanvasView, group_id: str) -> None:
     group = hierarchy.by_id.get(group_id)
     if group is None:
         return
+    settle_around(scene, group_id)  # its nodes are measured and hidden in its box
+    with drawn_only(scene):
+        _collapse(view, hierarchy, group_id)
+
+
+def _collapse(view: CanvasView, hierarchy: Hierarchy, group_id: str) -> None:
+    scene = view.canvas
+    group = hierarchy.by_id[group_id]
     members = group.keys()
     inner = {g.id for g in group.walk()}
     bbox = _bbox(scene.positions, members)
@@ -244,8 +408,9 @@ def expose_key(view: CanvasView, key: int) -> int:
 
 
 def full_graph(scene: CanvasScene) -> ViewGraph:
-    """The scene's graph with nothing collapsed (the scene's own when nothing is)."""
-    if not scene.collapsed:
+    """The scene's graph with nothing collapsed nor focused (the scene's own when it is
+    neither)."""
+    if not scene.collapsed and focus_of(scene) is None:
         return scene.graph
     return build_view_graph(
         scene.doc,
@@ -256,16 +421,21 @@ def full_graph(scene: CanvasScene) -> ViewGraph:
 
 
 def collapsed_graph(scene: CanvasScene, graph: ViewGraph) -> ViewGraph:
-    """``graph`` with the scene's collapsed groups as boxes, placed (``CanvasScene``
-    calls this from ``build_graph``)."""
-    if not scene.collapsed:
+    """``graph`` cut down to the focused group (if any, see
+    :mod:`designer.ui.canvas.focus_view`) with the scene's collapsed groups as boxes, placed
+    (``CanvasScene`` calls this from ``build_graph``)."""
+    scene.doc.settle_positions(scene.scope_id)  # every box is placed from its nodes
+    if not scene.collapsed and focus_of(scene) is None:
         return graph
-    scene._building = graph  # type: ignore[attr-defined]
+    scene.collapse_building = graph
     try:
         hierarchy = hierarchy_of(scene)
     finally:
-        scene._building = None  # type: ignore[attr-defined]
-    out = collapse_graph(graph, hierarchy, scene.collapsed)
-    place_boxes(out, hierarchy, scene.positions)
-    scene._full, scene._derived = graph, out  # type: ignore[attr-defined]
+        scene.collapse_building = None
+    out, collapsed = focused_graph(scene, graph, hierarchy)
+    out = collapse_graph(out, hierarchy, collapsed)
+    scene.set_positions(place_boxes(out, hierarchy, scene.positions))
+    scene.collapse_full, scene.collapse_derived = graph, out
+    if collapsed and len(graph.edges) > INDEX_AHEAD:  # index the links for a quick expand
+        QTimer.singleShot(0, scene, lambda: _links_of(graph))
     return out

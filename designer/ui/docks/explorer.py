@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from designer.core.document import DocumentEvent
+from designer.ui.canvas.focus_view import add_focus_action
 from designer.ui.canvas.precision_menu import add_precision_submenu
 from designer.ui.qtmodels.explorer_model import ExplorerModel
 from designer.ui.widgets.badge_button import BadgeToolButton
@@ -31,7 +32,8 @@ from designer.ui.widgets.filter_advanced import AdvancedFilters
 from designer.ui.widgets.filter_line import FilterLineEdit
 
 if TYPE_CHECKING:
-    from designer.ui.main_window import DocumentTab, MainWindow
+    from designer.ui.document_tab import DocumentTab
+    from designer.ui.main_window import MainWindow
     from designer.ui.session import DocumentSession
 
 GROUP_LABELS = {
@@ -186,18 +188,24 @@ class ExplorerPanel(QWidget):
 
     def _context_menu(self, pos: QPoint) -> None:
         """Set Layer Precision ▸ for the selected layers (the clicked one when it is not
-        selected)."""
+        selected); Focus for a module row of the scope tree."""
         if self.tab is None:
             return
-        key = self.model.key_of(self.tree.indexAt(pos))
+        index = self.tree.indexAt(pos)
+        key = self.model.key_of(index)
         keys = self.selected_keys()
         if key is not None and key not in keys:
             keys = [key]
-        if not keys:
+        # a module row of the scope tree: Focus shows that module alone on the canvas
+        group = self.model.group_label(index) if self.model.tree is not None else None
+        if not keys and not group:
             return
         menu = QMenu(self.tree)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # one menu per click
-        add_precision_submenu(menu, self.tab.session, self.tab.view.scope_id, keys)
+        if group:
+            add_focus_action(menu, self.tab.view, group)
+        if keys:
+            add_precision_submenu(menu, self.tab.session, self.tab.view.scope_id, keys)
         menu.popup(self.tree.viewport().mapToGlobal(pos))
 
     def _show_advanced(self, on: bool) -> None:

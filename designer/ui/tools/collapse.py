@@ -1,6 +1,8 @@
 """View ▸ Module Scopes: collapse the canvas to a level of the model's module tree
 (``layers``…), expand all; on the canvas, right-click a box to expand it (or double-click
-it) and a node to collapse one of the modules holding it. View state only: no model edit."""
+it) and a node to collapse one of the modules holding it; *Focus* shows one module alone,
+with the breadcrumb bar above the canvas (added to each tab here) to go back up. View
+state only: no model edit."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ from PySide6.QtCore import QPointF, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
+from designer.core.focus import is_stub_key
 from designer.core.viewgraph import NodeKind
+from designer.ui.canvas.breadcrumbs import BreadcrumbBar
 from designer.ui.canvas.collapse_view import (
     collapse_group,
     collapse_to_depth,
@@ -18,6 +22,7 @@ from designer.ui.canvas.collapse_view import (
     expand_group,
     hierarchy_of,
 )
+from designer.ui.canvas.focus_view import focus_of, set_focus
 from designer.ui.canvas.items import NodeItem
 
 if TYPE_CHECKING:
@@ -46,12 +51,16 @@ def collapse_view(window: MainWindow, depth: int | str) -> None:
 
 def _menu_hook(menu: QMenu, view: CanvasView, scene_pos: QPointF) -> None:
     item = next((i for i in view.canvas.items(scene_pos) if isinstance(i, NodeItem)), None)
-    if item is None:
-        if view.canvas.collapsed:
+    focused = focus_of(view.canvas) is not None
+    if item is None or is_stub_key(item.view.key):
+        if view.canvas.collapsed or focused:
             menu.addSeparator()
+        if view.canvas.collapsed:
             menu.addAction("Expand All Modules").triggered.connect(
                 lambda _c=False: expand_all(view)
             )
+        if focused:
+            _add_unfocus(menu, view)
         return
     node = item.view
     menu.addSeparator()
@@ -59,15 +68,29 @@ def _menu_hook(menu: QMenu, view: CanvasView, scene_pos: QPointF) -> None:
         group_id = node.group
         entry = menu.addAction(f"Expand {node.name}")
         entry.triggered.connect(lambda _c=False, g=group_id: expand_group(view, g))
+        menu.addAction(f"Focus {node.name}").triggered.connect(
+            lambda _c=False, g=group_id: set_focus(view, g)
+        )
         menu.addAction("Expand All Modules").triggered.connect(lambda _c=False: expand_all(view))
+        if focused:
+            _add_unfocus(menu, view)
         return
     path = hierarchy_of(view.canvas).path_of(node.key)
-    if not path:
-        return
-    sub = menu.addMenu("Collapse Module")
-    for group in reversed(path):  # innermost first
-        action = sub.addAction(group.id)
-        action.triggered.connect(lambda _c=False, g=group.id: collapse_group(view, g))
+    if path:
+        sub = menu.addMenu("Collapse Module")
+        for group in reversed(path):  # innermost first
+            action = sub.addAction(group.id)
+            action.triggered.connect(lambda _c=False, g=group.id: collapse_group(view, g))
+        focus = menu.addMenu("Focus Module")
+        for group in reversed(path):
+            action = focus.addAction(group.id)
+            action.triggered.connect(lambda _c=False, g=group.id: set_focus(view, g))
+    if focused:
+        _add_unfocus(menu, view)
+
+
+def _add_unfocus(menu: QMenu, view: CanvasView) -> None:
+    menu.addAction("Show Whole Graph").triggered.connect(lambda _c=False: set_focus(view, None))
 
 
 def install(window: MainWindow) -> None:
@@ -117,11 +140,13 @@ def _expand_current(window: MainWindow) -> None:
 
 
 def _collapse_if_large(window: MainWindow, tab: DocumentTab | None) -> None:
-    """Once per tab: collapse a large main graph (after its first layout) unless the
-    layout file saved a collapsed state or the option is off."""
+    """Once per tab: add the breadcrumb bar above its canvas; collapse a large main graph
+    (after its first layout) unless the layout file saved a collapsed state or the option
+    is off."""
     if tab is None or tab.property("collapse_checked"):
         return
     tab.setProperty("collapse_checked", True)
+    tab.toolbar.insertWidget(1, BreadcrumbBar(tab.view, tab), 1)
     view = tab.view
     if not window.settings.collapse_large_models or not tab.scope_id.is_main:
         return
