@@ -17,7 +17,6 @@ from PySide6.QtCore import QObject
 from designer.activities.reports.engine_view import EngineViewGraph
 from designer.core.document import Document
 from designer.core.gcpause import gc_paused
-from designer.core.viewgraph import ViewGraph
 from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.core.viewgraph import ViewEdge, ViewGraph
 from designer.ui.canvas import style as st
@@ -38,14 +37,24 @@ class EngineSource:
     positions: dict[ScopeId, dict[int, Point]] = field(default_factory=dict)
 
     def set_positions(
-        self, scope_id: ScopeId, table: Mapping[int, Point], *, replace: bool = False
+        self,
+        scope_id: ScopeId,
+        table: Mapping[int, Point],
+        *,
+        replace: bool = False,
+        keep_deferred: bool = False,
     ) -> None:
         """As ``Document.set_positions`` (the scene writes its layout through it); nothing
-        listens to an engine's positions, so no event."""
+        listens to an engine's positions, so no event. An engine graph has no collapsed
+        boxes, so no deferred shifts either: ``keep_deferred`` changes nothing here."""
         current = self.positions.setdefault(scope_id, {})
         if replace:
             current.clear()
         current.update(table)
+
+    def drawn_positions(self, scope_id: ScopeId) -> dict[int, Point]:
+        """As ``Document.drawn_positions``: with no deferred shifts, the table itself."""
+        return self.positions.get(scope_id, {})
 
 
 class EngineScene(CanvasScene):
