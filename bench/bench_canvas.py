@@ -1,7 +1,10 @@
 """Canvas benchmark: open + layout + first frame, pan/zoom frame times, memory.
 
 Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_canvas.py [--sizes 10000,100000]``
-(about two minutes). Models are generated transformer decoder stacks (``canvas_models``).
+(a few minutes). It ends with a table of the speed targets (issue 15), each beside its limit;
+the layout of bench_layout's 100k graphs and a PNG export of a 30k-node model (a fresh
+``onnx-designer export-image`` process) are measured too (``--no-extras`` skips them).
+Models are generated transformer decoder stacks (``canvas_models``).
 
 For each size it prints absolute medians and ratios against a reference measured in the
 same run: the plain QGraphicsScene way (a C++ rect item + two text items per node and a path
@@ -129,6 +132,20 @@ def heap_per_node(path: Path) -> float:
     return (after - before) / max(n, 1)
 
 
+#: Issue 15 point 5 (and the PNG export of point 4): (label, limit, unit).
+TARGETS = {
+    "open10k": ("open + layout + first frame, 10k nodes", 0.6, "s"),
+    "open100k": ("open + layout + first frame, 100k nodes", 4.0, "s"),
+    "rss100k": ("RSS at 100k nodes", 800.0, "MB"),
+    "layout100k": ("layout of 100k nodes (bench_layout graphs, slower one)", 0.6, "s"),
+    "far100k": ("zoomed-out frame at 100k nodes (slowest of 0.01 / fit)", 16.0, "ms"),
+    "heap": ("Python heap per node (largest size measured)", 2048.0, "B"),
+    "export30k": ("PNG export of a 30k-node model (onnx-designer export-image)", 10.0, "s"),
+}
+RESULTS: dict[str, float] = {}
+REF: dict[str, str] = {}  # the in-process reference beside a result, when there is one
+
+
 def bench(size: int, tmp: Path, heap: bool) -> None:
     layers = max(1, size // NODES_PER_LAYER)
     path = tmp / f"decoder_{size}.onnx"
@@ -169,21 +186,97 @@ def bench(size: int, tmp: Path, heap: bool) -> None:
         print(f"    {label:<12} {ours[z]:10.1f} {refs[z]:7.1f} {ours[z] / refs[z]:6.2f}")
     print(f"  RSS after frames: {rss:,.0f} MB")
     ref.close()
+    tag = {10_000: "10k", 100_000: "100k"}.get(size)
+    if tag:
+        RESULTS[f"open{tag}"] = times["total"]
+        REF[f"open{tag}"] = (
+            f"scene build {times['layout+scene']:.2f} s vs plain C++ items {ref_build:.2f} s"
+        )
+    if tag == "100k":
+        RESULTS["rss100k"] = rss
+        far = max(ours[0.01], ours["fit"])
+        RESULTS["far100k"] = far
+        REF["far100k"] = f"plain QGraphicsScene {max(refs[0.01], refs['fit']):.0f} ms"
     if heap:
-        print(f"  Python heap per node (view graph + scene): {heap_per_node(path):,.0f} B")
+        per_node = heap_per_node(path)
+        print(f"  Python heap per node (view graph + scene): {per_node:,.0f} B")
+        RESULTS["heap"] = max(RESULTS.get("heap", 0.0), per_node)
     view.close()
+
+
+def bench_layout_100k() -> None:
+    """layered_layout on bench_layout's 100k residual chain and transformer (best of 3)."""
+    from bench_layout import residual_chain, transformer
+
+    from designer.core.gcpause import gc_paused
+    from designer.core.layout import layered_layout
+
+    worst = 0.0
+    graphs = (("residual", residual_chain(100_000)), ("transformer", transformer(100_000)))
+    for name, graph in graphs:
+        best = float("inf")
+        for _ in range(3):
+            with gc_paused():  # as the canvas's layout job runs it
+                start = time.perf_counter()
+                layered_layout(*graph)
+                best = min(best, time.perf_counter() - start)
+        print(f"  layout {name} 100k: {best:.2f} s")
+        worst = max(worst, best)
+    RESULTS["layout100k"] = worst
+    REF["layout100k"] = "OGDF one-run Sugiyama ~1.0 s (bench_layout.py)"
+
+
+def bench_export(tmp: Path) -> None:
+    """``onnx-designer export-image`` of the 30k-node decoder stack to PNG, a fresh process."""
+    import subprocess
+
+    path = tmp / "decoder_30000.onnx"
+    onnx.save(decoder_stack_model(30_000 // NODES_PER_LAYER), str(path))
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "designer", "export-image", str(path), str(tmp / "out.png")],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        print(f"  export failed: {done.stderr.strip()}")
+        return
+    print(f"  PNG export of 30k nodes: {seconds:.2f} s")
+    RESULTS["export30k"] = seconds
+
+
+def print_targets() -> None:
+    load = os.getloadavg()
+    print(f"\n== targets (load average {load[0]:.1f} {load[1]:.1f} on {os.cpu_count()} CPUs) ==")
+    for key, (label, limit, unit) in TARGETS.items():
+        if key not in RESULTS:
+            print(f"  {label:<62} {'not measured':>12}   limit {limit:g} {unit}")
+            continue
+        value = RESULTS[key]
+        verdict = "ok" if value <= limit else "OVER"
+        ref = f"  ({REF[key]})" if key in REF else ""
+        print(f"  {label:<62} {value:9.2f} {unit:<2} limit {limit:g} {unit}  {verdict}{ref}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--no-heap", action="store_true", help="skip the tracemalloc pass")
+    parser.add_argument("--no-extras", action="store_true", help="skip layout and export runs")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
     del app
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(s) for s in args.sizes.split(",")):
             bench(size, Path(tmp), heap=not args.no_heap)
+        if not args.no_extras:
+            print("\n== layout and export ==")
+            bench_layout_100k()
+            bench_export(Path(tmp))
+    print_targets()
 
 
 if __name__ == "__main__":

@@ -18,9 +18,10 @@ from designer.core.document import Document
 from designer.core.gcpause import gc_paused
 from designer.core.names import sanitize_identifier
 from designer.core.schema import OpSchemaInfo, SchemaRegistry, default_registry, normalize_domain
-from designer.core.scope import Scope, ScopeId, graph_attributes
+from designer.core.scope import Scope, ScopeId
 from designer.core.transforms.graphs import free_names
 from designer.core.trt.settings import node_precision
+from designer.core.walk import graph_attributes
 
 
 class NodeKind(Enum):
@@ -92,6 +93,9 @@ class ViewGraph:
     nodes: list[ViewNode]
     edges: list[ViewEdge]
     _by_key: dict[int, ViewNode] | None = field(default=None, repr=False, compare=False)
+    #: Results derived from this graph, computed once (graphs are never changed in place;
+    #: an edit builds a new one): see designer.ui.canvas.placement.
+    memo: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     def node(self, key: int) -> ViewNode:
         """The node with ``key`` (a dict look-up after the first call); KeyError if absent."""

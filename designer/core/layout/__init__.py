@@ -7,6 +7,7 @@ from designer.core.layout.layered import (
     LayoutOptions,
     LayoutResult,
     layered_layout,
+    layered_layout_of,
 )
 
 __all__ = [
@@ -16,4 +17,5 @@ __all__ = [
     "LayoutOptions",
     "LayoutResult",
     "layered_layout",
+    "layered_layout_of",
 ]

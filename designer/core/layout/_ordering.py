@@ -3,7 +3,8 @@ pulls that keep order and gaps), for nodes and dummies numbered ``0..items-1``."
 
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, islice, pairwise
+from operator import le
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +24,7 @@ def _adjacency(items: int, frm: IntArray, to: IntArray) -> list[list[int]]:
     np.cumsum(np.bincount(frm, minlength=items), out=start[1:])
     flat = to[order].tolist()
     bounds = start.tolist()
-    return [flat[bounds[i] : bounds[i + 1]] for i in range(items)]
+    return [flat[a:b] for a, b in pairwise(bounds)]
 
 
 def order_layers(
@@ -80,29 +81,38 @@ def order_layers(
                 control.check()
             members = layers[layer_index]
             m = len(members)
-            keyed = []
+            shift = 0.5 / m
+            keys = []
             for v in members:
                 nb = near[v]
-                bias = 0.0
+                if nb:
+                    keys.append(pos[nb[0]] if len(nb) == 1 else sum([pos[u] for u in nb]) / len(nb))
+                    continue
+                # A source pulled down (or a sink) follows its neighbours on the far side,
+                # just right of them, so the main flow stays a straight column.
+                nb = far[v]
                 if not nb:
-                    # A source pulled down (or a sink) follows its neighbours on the far
-                    # side, just right of them, so the main flow stays a straight column.
-                    nb = far[v]
-                    bias = 0.5 / m
-                if not nb:
-                    key = pos[v]
+                    keys.append(pos[v])
                 elif len(nb) == 1:
-                    key = pos[nb[0]] + bias
+                    keys.append(pos[nb[0]] + shift)
                 else:
-                    key = sum([pos[u] for u in nb]) / len(nb) + bias
-                keyed.append((comp[v], key, pos[v], v))
-            keyed.sort()
-            new = [k[3] for k in keyed]
-            if new != members:
-                changed = True
-                layers[layer_index] = new
-                for r, v in enumerate(new):
-                    pos[v] = (r + 0.5) / m
+                    keys.append(sum([pos[u] for u in nb]) / len(nb) + shift)
+            # Members are kept sorted by component, and pos[] follows their order: a stable
+            # sort by (component, key) is the sort by (component, key, pos). Keys already in
+            # order leave the layer as it is (the common case once the order settles).
+            if comp[members[0]] == comp[members[-1]]:
+                if all(map(le, keys, islice(keys, 1, None))):
+                    continue
+                new = [members[i] for i in sorted(range(m), key=keys.__getitem__)]
+            else:
+                ranked = [(comp[v], k) for v, k in zip(members, keys, strict=True)]
+                if all(map(le, ranked, islice(ranked, 1, None))):
+                    continue
+                new = [members[i] for i in sorted(range(m), key=ranked.__getitem__)]
+            changed = True
+            layers[layer_index] = new
+            for r, v in enumerate(new):
+                pos[v] = (r + 0.5) / m
         control.report(lo + (hi - lo) * (half + 1) / halves)
         if not going_down and not changed and half > 0:
             break

@@ -276,7 +276,8 @@ class OverviewController:
         if key in self._tiles:
             self._tiles.move_to_end(key)
             return self._tiles[key]
-        image = self._render(level, i, j)
+        with gc_paused():  # thousands of Qt rows per tile: no collector passes meanwhile
+            image = self._render(level, i, j)
         self._tiles[key] = image
         if len(self._tiles) > CACHE_TILES:
             self._tiles.popitem(last=False)

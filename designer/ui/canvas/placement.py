@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from designer.core.layout import LayoutEdge, LayoutNode, LayoutOptions, layered_layout
+from designer.core.layout import LayoutOptions, layered_layout_of
 from designer.core.viewgraph import NodeKind, ViewEdge, ViewGraph
 
 Point = tuple[float, float]
@@ -44,25 +44,49 @@ _SOURCES = (NodeKind.INPUT, NodeKind.OUTER)
 
 
 def proxied_inputs(graph: ViewGraph) -> dict[int, str]:
-    """Graph inputs (key → name) with more than PROXY_FANOUT distinct consumers."""
+    """Graph inputs (key → name) with more than PROXY_FANOUT distinct consumers.
+    O(edges) once per graph (memoised on it; do not change the result)."""
+    found = graph.memo.get("proxied")
+    if found is None:
+        found = graph.memo["proxied"] = _proxied_inputs(graph)
+    return found  # type: ignore[return-value]
+
+
+def _proxied_inputs(graph: ViewGraph) -> dict[int, str]:
     consumers: dict[int, set[int]] = {}
     inputs = {n.key: n.name for n in graph.nodes if n.kind in _SOURCES}
-    for edge in graph.edges:
-        if edge.source in inputs:
-            consumers.setdefault(edge.source, set()).add(edge.target)
+    if inputs:
+        for edge in graph.edges:
+            if edge.source in inputs:
+                consumers.setdefault(edge.source, set()).add(edge.target)
     return {k: inputs[k] for k, c in consumers.items() if len(c) > PROXY_FANOUT}
 
 
 def stubbed_outputs(graph: ViewGraph) -> dict[tuple[int, int], str]:
     """Operator and collapsed-group outputs (node key, output index) → tensor read by more
-    than STUB_FANOUT distinct nodes. O(edges)."""
+    than STUB_FANOUT distinct nodes. O(edges) once per graph (memoised on it; do not
+    change the result)."""
+    found = graph.memo.get("stubbed")
+    if found is None:
+        found = graph.memo["stubbed"] = _stubbed_outputs(graph)
+    return found  # type: ignore[return-value]
+
+
+def _stubbed_outputs(graph: ViewGraph) -> dict[tuple[int, int], str]:
     ops = {n.key for n in graph.nodes if n.kind in (NodeKind.OP, NodeKind.GROUP)}
-    readers: dict[tuple[int, int], set[int]] = {}
+    count: dict[tuple[int, int], int] = {}
+    for edge in graph.edges:  # a first cheap pass: outputs with many links at all
+        key = (edge.source, edge.source_index)
+        count[key] = count.get(key, 0) + 1
+    wide = {k for k, c in count.items() if c > STUB_FANOUT and k[0] in ops}
+    if not wide:
+        return {}
+    readers: dict[tuple[int, int], set[int]] = {k: set() for k in wide}
     tensors: dict[tuple[int, int], str] = {}
     for edge in graph.edges:
-        if edge.source in ops:
-            key = (edge.source, edge.source_index)
-            readers.setdefault(key, set()).add(edge.target)
+        key = (edge.source, edge.source_index)
+        if key in wide:
+            readers[key].add(edge.target)
             tensors[key] = edge.tensor
     return {k: tensors[k] for k, r in readers.items() if len(r) > STUB_FANOUT}
 
@@ -77,11 +101,12 @@ def long_links(
     the bottom of their source. O(edges)."""
     limit = STUB_SPAN * (_ROW + LAYER_GAP)
     found: set[ViewEdge] = set()
+    at, size_of, default = positions.get, sizes.get, (0.0, _ROW)
     for edge in graph.edges:
-        a, b = positions.get(edge.source), positions.get(edge.target)
-        if a is None or b is None or skip(edge):
+        a, b = at(edge.source), at(edge.target)
+        if a is None or b is None or b[1] - a[1] <= limit:  # cheap test first: never long
             continue
-        if b[1] - (a[1] + sizes.get(edge.source, (0.0, _ROW))[1]) > limit:
+        if b[1] - (a[1] + size_of(edge.source, default)[1]) > limit and not skip(edge):
             found.add(edge)
     return found
 
@@ -97,18 +122,27 @@ def layout_graph(
 
     Proxied graph inputs get no position (they are drawn above each consumer); links from
     stubbed outputs do not take part (they are drawn as stubs)."""
-    nodes = [LayoutNode(n.key, *sizes[n.key]) for n in graph.nodes]
+    keys = [n.key for n in graph.nodes]
+    box = [sizes[k] for k in keys]
     stubs = stubbed_outputs(graph)
-    edges = [
-        LayoutEdge(e.source, e.target)
-        for e in graph.edges
-        if (e.source, e.source_index) not in stubs
-    ]
+    edges = graph.edges
+    if stubs:
+        edges = [e for e in edges if (e.source, e.source_index) not in stubs]
     options = LayoutOptions(
         layer_gap=LAYER_GAP, node_gap=NODE_GAP, proxy_fanout=PROXY_FANOUT, max_span=STUB_SPAN
     )
-    result = layered_layout(nodes, edges, options, progress=progress, cancel=cancel)
-    positions = {k: (float(round(x)), float(round(y))) for k, (x, y) in result.positions.items()}
+    result = layered_layout_of(
+        keys,
+        [b[0] for b in box],
+        [b[1] for b in box],
+        [e.source for e in edges],
+        [e.target for e in edges],
+        options,
+        progress=progress,
+        cancel=cancel,
+        rounded=True,
+    )
+    positions = result.positions
     for source, copies in result.proxies.items():
         if source not in positions and copies and not _is_input(graph, source):
             positions[source] = copies[0][1]  # a proxied non-input: keep it at its first copy

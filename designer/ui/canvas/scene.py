@@ -2,25 +2,29 @@
 the Document incrementally (a changed node updates its item and its links; only a MODEL
 change rebuilds everything). The scene reads the document and never changes the model.
 
-Positions live in ``doc.positions[scope]`` (top-left corners). Nodes without one get a quick
-placement next to their neighbours; it is written there as opening state (like a companion
-file load), not as an undo step.
+Positions live in ``doc.positions[scope]`` (top-left corners); the scene reads them through
+the read-only :attr:`CanvasScene.positions`. Nodes without one get a quick placement next to
+their neighbours, written with :meth:`CanvasScene.set_positions` (``Document.set_positions``:
+view state like a companion-file load, not an undo step, but notified as a POSITIONS event
+like every move).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
-from PySide6.QtCore import QLineF, QObject, QRectF, QTimer
+from PySide6.QtCore import QLineF, QObject, QRect, QRectF, QTimer
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QStyleOptionGraphicsItem
 
 from designer.core.analysis import CheckResult, Severity
 from designer.core.document import Document
+from designer.core.gcpause import gc_paused
+from designer.core.hierarchy import Hierarchy
 from designer.core.scope import MAIN_SCOPE, ScopeId
-from designer.core.viewgraph import ViewEdge, ViewGraph, build_view_graph, gc_paused
+from designer.core.viewgraph import IMPLICIT, ViewEdge, ViewGraph, build_view_graph
 from designer.ui.canvas import style as st
 from designer.ui.canvas.collapse_view import collapsed_graph
 from designer.ui.canvas.items import EdgeItem, NodeItem, edge_path_xy
@@ -41,7 +45,7 @@ CONTENT_PAD = 40.0
 
 #: Scenes with more links than this build their link items in idle-time batches after the
 #: first frame (a zoomed-out first frame shows the overview, drawn from arrays, not items).
-LAZY_EDGES = 20_000
+LAZY_EDGES = 5_000
 EDGE_BATCH = 3_000
 
 
@@ -83,6 +87,18 @@ class CanvasScene(QGraphicsScene):
         self._overlay_fills: dict[int, QColor] = {}  # comparison overlay colours
         self.generation = 0  # bumped on every geometry change (the overview cache key)
         self._content: QRectF | None = None  # cached content_rect
+        #: True while this scene writes positions itself (it draws them as it goes)
+        self.writing_positions = False
+        # Collapse bookkeeping (designer.ui.canvas.collapse_view): the uncollapsed graph the
+        # drawing came from and the collapsed graph derived from it, the graph being
+        # collapsed right now, and the module groups with the graph they were built for.
+        self.collapse_full: ViewGraph | None = None
+        self.collapse_derived: ViewGraph | None = None
+        self.collapse_building: ViewGraph | None = None
+        self.collapse_hierarchy: tuple[ViewGraph, Hierarchy] | None = None
+        #: True while collapse_view opens or folds one box quickly: positions of the nodes
+        #: hidden in the boxes below move later (``Document.defer_shift``)
+        self.drawn_only = False
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
 
     # --- building --------------------------------------------------------------------------
@@ -138,8 +154,23 @@ class CanvasScene(QGraphicsScene):
             self.doc.collapsed.pop(self.scope_id, None)
 
     @property
-    def positions(self) -> dict[int, Point]:
-        return self.doc.positions.setdefault(self.scope_id, {})
+    def positions(self) -> Mapping[int, Point]:
+        """The document's positions of this scope (read-only: see :meth:`set_positions`);
+        while :attr:`drawn_only` (a quick expand or fold), exact for what is drawn only."""
+        if self.drawn_only:
+            return self.doc.drawn_positions(self.scope_id)
+        return self.doc.positions.get(self.scope_id, {})
+
+    def set_positions(self, table: Mapping[int, Point], *, replace: bool = False) -> None:
+        """Write positions that are view state, not an undo step (a layout, boxes of
+        collapsed modules): through ``Document.set_positions``, so every listener is told."""
+        self.writing_positions = True
+        try:
+            self.doc.set_positions(
+                self.scope_id, table, replace=replace, keep_deferred=self.drawn_only
+            )
+        finally:
+            self.writing_positions = False
 
     def build_graph(self) -> ViewGraph:
         graph = build_view_graph(
@@ -148,9 +179,8 @@ class CanvasScene(QGraphicsScene):
             show_constants=self.show_constants,
             pinned_outer=self.pinned_outer,
         )
-        if self.collapsed:  # module scopes drawn as one box each (view state)
-            graph = collapsed_graph(self, graph)
-        return graph
+        # a focused group alone, module scopes drawn as one box each (view state)
+        return collapsed_graph(self, graph)
 
     def sizes(self, graph: ViewGraph) -> dict[int, tuple[float, float]]:
         return {n.key: st.node_size(n) for n in graph.nodes}
@@ -176,33 +206,35 @@ class CanvasScene(QGraphicsScene):
             if sizes is None:
                 sizes = self.sizes(self.graph)
             if placement is not None:
-                self.positions.update(placement.positions)
+                self.set_positions(placement.positions)
                 self.routes = placement.routes
             self._place_missing(sizes)
             self.proxied = proxied_inputs(self.graph)
             self._set_stubs(stubbed_outputs(self.graph), sizes)
-            table = self.positions
+            table, proxied, items = self.positions, self.proxied, self.node_items
+            add = self.addItem
             for node in self.graph.nodes:
-                if node.key in self.proxied:
+                key = node.key
+                if key in proxied:
                     continue
-                item = NodeItem(node, sizes[node.key])
-                item.setPos(*table[node.key])
-                self.addItem(item)
-                self.node_items[node.key] = item
+                item = NodeItem(node, sizes[key])
+                item.setPos(*table[key])
+                add(item)
+                items[key] = item
             if len(self.graph.edges) > LAZY_EDGES:
                 self._edge_queue = list(self.graph.edges)
                 self._schedule_edges()
             else:
                 self._add_edges(self.graph.edges)
             self._set_tags(self.graph.edges)
-            self._apply_problems(self.node_items)
-            self._apply_overlay(self.node_items)
+            # fresh items show no problem and no overlay: only those that have one change
+            self._apply_problems({k: items[k] for k in self._problems if k in items})
+            self._apply_overlay({k: items[k] for k in self._overlay if k in items})
             self.update_scene_rect()
             self.generation += 1
 
     def _place_missing(self, sizes: dict[int, tuple[float, float]]) -> None:
-        placed = place_missing(self.graph, self.positions, sizes)
-        self.positions.update(placed)
+        self.set_positions(place_missing(self.graph, self.positions, sizes))
 
     def _add_edges(self, edges: Iterable[ViewEdge]) -> None:
         for edge in edges:
@@ -214,6 +246,26 @@ class CanvasScene(QGraphicsScene):
             item.set_path(self._path_of(edge))
             self.addItem(item)
             self._edge_items[edge] = item
+
+    @property
+    def built_edge_items(self) -> dict[ViewEdge, EdgeItem]:
+        """The link items built so far (queued links left out; see :attr:`edge_items`)."""
+        return self._edge_items
+
+    def pending_links(self) -> list[tuple[ViewEdge, QPainterPath]]:
+        """The links still queued, with the path each would get (the image export draws
+        those without building 100k items)."""
+        queue = self._edge_queue[self._edge_next :]
+        items = self.node_items
+        paths = [
+            (edge, self._path_of(edge))
+            for edge in queue
+            if edge.source not in self.proxied
+            and not self.is_stub(edge)
+            and edge.source in items
+            and edge.target in items
+        ]
+        return paths
 
     def _path_of(self, edge: ViewEdge) -> QPainterPath:
         x0, y0 = self.node_items[edge.source].output_xy(edge.source_index)
@@ -249,14 +301,18 @@ class CanvasScene(QGraphicsScene):
     def _set_tags(self, edges: Iterable[ViewEdge], clear: Iterable[int] = ()) -> None:
         """Graph-input proxies and stubs above the inputs they feed: (slot, tensor, stub)."""
         tags: dict[int, list[tuple[int, str, bool]]] = {key: [] for key in clear}
+        proxied, stubbed, long_links = self.proxied, self.stubbed, self.long_links
+        if not (proxied or stubbed or long_links) and not tags:
+            return  # nothing to tag (is_stub inlined below: this loop sees every link)
         for edge in edges:
-            if edge.implicit:  # read inside a subgraph: no input slot to put a tag over
+            slot = edge.target_index
+            if slot == IMPLICIT:  # read inside a subgraph: no input slot to put a tag over
                 continue
-            name = self.proxied.get(edge.source)
+            name = proxied.get(edge.source)
             if name is not None:
-                tags.setdefault(edge.target, []).append((edge.target_index, name, False))
-            elif self.is_stub(edge):
-                tags.setdefault(edge.target, []).append((edge.target_index, edge.tensor, True))
+                tags.setdefault(edge.target, []).append((slot, name, False))
+            elif (edge.source, edge.source_index) in stubbed or edge in long_links:
+                tags.setdefault(edge.target, []).append((slot, edge.tensor, True))
         for key, entries in tags.items():
             item = self.node_items.get(key)
             if item is not None and (entries or item.tags):
@@ -268,10 +324,15 @@ class CanvasScene(QGraphicsScene):
 
         Rebuilds the view graph (O(n)) and touches only items that changed; returns the keys
         of node items added, removed or changed."""
+        with gc_paused():
+            return self.refresh_to(self.build_graph())
+
+    def refresh_to(self, new: ViewGraph) -> set[int]:
+        """Bring the items in line with ``new``, a view graph the caller built (one module
+        group opened or folded: designer.ui.canvas.collapse_view.switch_collapsed)."""
         self.complete()
         with gc_paused():
             old = self.graph
-            new = self.build_graph()
             old_nodes = {n.key: n for n in old.nodes}
             new_nodes = {n.key: n for n in new.nodes}
             proxied = proxied_inputs(new)
@@ -307,9 +368,10 @@ class CanvasScene(QGraphicsScene):
             for edge in gone:
                 self._drop_edge(edge)
             added = [e for e in new.edges if e not in old_edges]
+            fresh = set(added)  # a list look-up here was O(links × added links)
             self._add_edges(added)
             self._set_tags(
-                [e for e in new.edges if e.target in changed or e in added],
+                [e for e in new.edges if e.target in changed or e in fresh],
                 clear=changed | {e.target for e in gone},
             )
             self.update_edges(changed)
@@ -323,7 +385,7 @@ class CanvasScene(QGraphicsScene):
         if any(k not in self.positions for k in sizes):
             full = {n.key: st.node_size(n) for n in self.graph.nodes if n.key not in self.proxied}
             full.update(sizes)
-            self.positions.update(place_missing(self.graph, self.positions, full))
+            self.set_positions(place_missing(self.graph, self.positions, full))
 
     def _drop_edge(self, edge: ViewEdge) -> None:
         item = self.edge_items.pop(edge, None)
@@ -452,10 +514,10 @@ class CanvasScene(QGraphicsScene):
             rect = QRectF(0, 0, 800, 600)
         self.setSceneRect(rect.adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN))
 
-    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+    def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:
         painter.fillRect(rect, self.background)
         if self.show_grid:
-            draw_grid(painter, rect, self.grid_color)
+            draw_grid(painter, QRectF(rect), self.grid_color)
 
 
 def draw_grid(painter: QPainter, rect: QRectF, color: QColor, spacing: float = 20.0) -> None:

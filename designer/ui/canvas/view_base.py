@@ -22,6 +22,7 @@ from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
 from designer.core.document import ChangeKind, DocumentEvent
+from designer.core.gcpause import gc_paused
 from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.core.viewgraph import ViewEdge, ViewGraph
 from designer.ui.canvas import controller, readable
@@ -110,6 +111,12 @@ class CanvasViewBase(NavigationMixin):
 
     # --- opening and layout -------------------------------------------------------------
     def _open(self, purpose: str = "open") -> None:
+        # Paused: the collector would otherwise walk the fresh 100k-node graph (about a
+        # second in collections at that size) while the sizes and the empty scene are made.
+        with gc_paused():
+            self._open_paused(purpose)
+
+    def _open_paused(self, purpose: str) -> None:
         graph = self.canvas.build_graph()
         if not needs_full_layout(graph, self.canvas.positions):
             self.canvas.rebuild(graph)
