@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, QSizeF, Qt, Signal
 from PySide6.QtGui import QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QGraphicsView, QRubberBand
 
@@ -14,6 +14,7 @@ from designer.ui.canvas.settings import CanvasSettings
 
 if TYPE_CHECKING:
     from designer.ui.canvas.overview import OverviewController
+    from designer.ui.canvas.scene import CanvasScene
 
 FIT_MARGIN = 24  # pixels around the graph after a fit
 
@@ -26,6 +27,7 @@ class NavigationMixin(QGraphicsView):
     # Set by the view's __init__.
     settings: CanvasSettings
     overview: OverviewController
+    canvas: CanvasScene
 
     _pan_from: QPoint | None = None
     _zoom_from: QPoint | None = None
@@ -38,6 +40,27 @@ class NavigationMixin(QGraphicsView):
     def context_menu_at(self, pos: QPoint) -> None:
         """Ask for the context menu at viewport position ``pos`` (a right click)."""
         self.contextMenuRequested.emit(self.viewport().mapToGlobal(pos), self.mapToScene(pos))
+
+    def fit_to_view(self) -> None:
+        self.fit_rect(self.canvas.content_rect())
+
+    def show_first_view(self) -> None:
+        """The view a graph opens with: names legible, the graph inputs at the top (the
+        whole graph when it fits at a readable zoom); F fits everything."""
+        from designer.ui.canvas import readable
+
+        size = self.viewport().size()
+        first = readable.first_view(
+            self.canvas, QSizeF(size.width(), size.height()), self.settings.max_zoom
+        )
+        if first is None:
+            self.fit_to_view()
+            return
+        zoom, centre = first
+        self.resetTransform()
+        self.scale(zoom, zoom)
+        self.centerOn(centre)
+        self._view_changed()
 
     def current_zoom(self) -> float:
         return float(self.transform().m11())

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QSizeF, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
@@ -25,7 +25,7 @@ from designer.core.document import ChangeKind, DocumentEvent
 from designer.core.gcpause import gc_paused
 from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.core.viewgraph import ViewEdge, ViewGraph
-from designer.ui.canvas import controller, readable
+from designer.ui.canvas import controller
 from designer.ui.canvas.collapse_view import member_keys, member_moves
 from designer.ui.canvas.items import EdgeItem, NodeItem
 from designer.ui.canvas.layout_job import LayoutJob
@@ -247,29 +247,10 @@ class CanvasViewBase(NavigationMixin):
             self.canvas.rebuild(self.canvas.graph.__class__(self.scope_id, [], []))
         self.overview.invalidate()
 
-    def fit_to_view(self) -> None:
-        self.fit_rect(self.canvas.content_rect())
-
     def _fit_if_shown(self) -> None:
         if self._fit_pending and self.isVisible() and self.job is None:
             self._fit_pending = False
             self.show_first_view()
-
-    def show_first_view(self) -> None:
-        """The view a model opens with: names legible, the graph inputs at the top (the
-        whole graph when it fits at a readable zoom); F fits everything."""
-        size = self.viewport().size()
-        first = readable.first_view(
-            self.canvas, QSizeF(size.width(), size.height()), self.settings.max_zoom
-        )
-        if first is None:
-            self.fit_to_view()
-            return
-        zoom, centre = first
-        self.resetTransform()
-        self.scale(zoom, zoom)
-        self.centerOn(centre)
-        self._view_changed()
 
     def _view_changed(self) -> None:
         super()._view_changed()

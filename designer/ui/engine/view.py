@@ -7,12 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QSizeF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QResizeEvent, QShowEvent, QWheelEvent
 from PySide6.QtWidgets import QGraphicsView, QToolTip, QWidget
 
 from designer.activities.reports.engine_view import EngineViewGraph
-from designer.ui.canvas import readable
 from designer.ui.canvas.export import ExportOptions, render_scene_to_file
 from designer.ui.canvas.navigation import NavigationMixin
 from designer.ui.canvas.overview import OverviewController
@@ -35,7 +34,7 @@ class EngineView(NavigationMixin, QGraphicsView):
     """Shows ``engine``; emits the selected node keys (layers and bindings)."""
 
     selectionChanged = Signal(list)
-    contextMenuRequested = Signal(QPoint, QPointF)
+    canvas: EngineScene
 
     def __init__(
         self,
@@ -108,31 +107,6 @@ class EngineView(NavigationMixin, QGraphicsView):
             self._view_changed()
 
     # --- zoom -----------------------------------------------------------------------------
-    def fit_to_view(self) -> None:
-        self.fit_rect(self.canvas.content_rect())
-
-    def first_view(self) -> None:
-        """The view an engine opens with, as a model's (``canvas.readable``): names legible,
-        the inputs at the top (the whole graph when it fits at a readable zoom); F fits all."""
-        size = self.viewport().size()
-        first = readable.first_view(
-            self.canvas, QSizeF(size.width(), size.height()), self.settings.max_zoom
-        )
-        if first is None:
-            self.fit_to_view()
-            return
-        zoom, centre = first
-        self.resetTransform()
-        self.scale(zoom, zoom)
-        self.centerOn(centre)
-        self._view_changed()
-
-    def _view_changed(self) -> None:
-        self.overview.view_changed()
-
-    def context_menu_at(self, pos: QPoint) -> None:
-        self.contextMenuRequested.emit(self.viewport().mapToGlobal(pos), self.mapToScene(pos))
-
     def settings_help(self) -> str:
         return NAVIGATION_HELP
 
@@ -172,7 +146,7 @@ class EngineView(NavigationMixin, QGraphicsView):
         super().showEvent(event)
         if self._first_view_pending:
             self._first_view_pending = False
-            self.first_view()
+            self.show_first_view()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
