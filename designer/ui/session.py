@@ -17,7 +17,7 @@ from designer.core.analysis import CheckResult, check_document
 from designer.core.document import ChangeKind, Document, DocumentEvent
 from designer.core.edits import Edit
 from designer.core.errors import DesignerError
-from designer.core.gcpause import gc_paused
+from designer.core.gcpause import gc_paused, thaw
 from designer.core.io import open_document, save_document
 from designer.core.io.companion import LayoutFileError, load_positions, save_positions
 from designer.core.scope import ScopeId
@@ -122,7 +122,8 @@ class DocumentSession(QObject):
         cls, path: Path | str, parent: QObject | None = None, base_dir: Path | None = None
     ) -> DocumentSession:
         """Open a model and its companion layout (a bad layout file only warns)."""
-        doc = open_document(path, base_dir)
+        with gc_paused():  # a big model's objects are frozen after, not traversed again
+            doc = open_document(path, base_dir)
         session = cls(doc, parent)
         assert doc.path is not None
         try:
@@ -264,3 +265,4 @@ class DocumentSession(QObject):
         self.undo_stack.cleanChanged.disconnect(self._clean_slot)
         self.undo_stack.failed.disconnect(self._failed_slot)
         self.undo_stack.close()
+        thaw()  # what the document's objects left in cycles can be collected again

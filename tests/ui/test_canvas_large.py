@@ -79,27 +79,89 @@ def test_arrange_large_graph_is_one_undo_step(qtbot, decoder_path: Path) -> None
     assert session.undo_stack.text(0) == "Arrange nodes"
 
 
-def test_big_scenes_build_link_items_after_the_first_frame(
-    qtbot, decoder_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from designer.ui.canvas import scene as scene_module
-
-    monkeypatch.setattr(scene_module, "LAZY_EDGES", 100)
-    monkeypatch.setattr(scene_module, "EDGE_BATCH", 500)
+def test_big_scenes_build_items_as_they_come_into_view(qtbot, decoder_path: Path) -> None:
     session = DocumentSession.open(decoder_path)
     view = CanvasView(session, settings=CanvasSettings(async_layout_nodes=10**9))
     qtbot.addWidget(view)
     canvas = view.canvas
-    assert canvas.edges_pending and len(canvas._edge_items) == 0
+    assert canvas.lazy and len(canvas.node_items.built) < 100  # (what the hidden view shows)
     view.resize(1280, 800)
     view.show()
+    qtbot.waitExposed(view)
+    # the first view (readable zoom, the graph inputs) built what it shows and little more
+    first = len(canvas.node_items.built)
+    assert 0 < first < len(canvas.node_items) // 10
+    visible = view.mapToScene(view.viewport().rect()).boundingRect()
+    geo = canvas.geometry()
+    shown = {geo.keys[r] for r in geo.boxes_in(visible).tolist()}
+    assert shown and shown <= canvas.node_items.built.keys()
+    links = {geo.edges[r] for r in geo.links_in(visible).tolist()}
+    assert links and links <= canvas.built_edge_items.keys()
+    # far zoom draws the overview from arrays: nothing more is built
     view.fit_to_view()
-    assert view.overview.active and not view.grab().isNull()  # drawn from arrays meanwhile
-    qtbot.waitUntil(lambda: not canvas.edges_pending, timeout=30_000)  # idle-time batches
-    built = dict(canvas._edge_items)
-    drawn = [e for e in canvas.graph.edges if e.source not in canvas.proxied]
-    assert list(built) == drawn  # every link, in graph order
-    canvas.rebuild()
-    assert canvas.edges_pending
-    assert list(canvas.edge_items) == drawn  # reading the links completes them at once
-    assert not canvas.edges_pending
+    assert view.overview.active and not view.grab().isNull()
+    assert len(canvas.node_items.built) == first
+    # scrolling to the end builds the boxes there
+    last = list(canvas.node_items)[-1]
+    assert last not in canvas.node_items.built
+    view.reset_zoom()
+    x, y = canvas.positions[last]
+    view.centerOn(x, y)
+    assert last in canvas.node_items.built and not view.overview.active
+    # looking a node up builds it; select all builds everything
+    key = list(canvas.node_items)[len(canvas.node_items) // 2]
+    assert canvas.node_items[key].key == key
+    view.select_all()
+    assert len(canvas.node_items.built) == len(canvas.node_items)
+    drawn = canvas.geometry().edges
+    assert set(canvas.built_edge_items) == set(drawn)
+    assert len(canvas.selectedItems()) == len(canvas.node_items) + len(drawn)
+
+
+def test_lazy_items_draw_what_eager_items_draw(
+    qtbot, decoder_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same view of a lazy and of an eager scene: pixel for pixel."""
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    from designer.ui.canvas import scene as scene_module
+
+    def pixels(view: CanvasView) -> np.ndarray:
+        image = view.viewport().grab().toImage().convertToFormat(QImage.Format.Format_ARGB32)
+        data = np.frombuffer(image.constBits(), np.uint8)
+        return data.reshape(image.height(), image.bytesPerLine() // 4, 4).copy()
+
+    views = []
+    for lazy_at in (2_000, 10**9):
+        monkeypatch.setattr(scene_module, "LAZY_NODES", lazy_at)
+        view = CanvasView(
+            DocumentSession.open(decoder_path), settings=CanvasSettings(async_layout_nodes=10**9)
+        )
+        qtbot.addWidget(view)
+        view.resize(900, 700)
+        view.show()
+        qtbot.waitExposed(view)
+        views.append(view)
+    lazy, eager = views
+    assert lazy.canvas.lazy and not eager.canvas.lazy
+    keys = list(eager.canvas.node_items)
+    for key in (keys[0], keys[len(keys) // 3], keys[-2]):
+        for view in views:
+            view.reset_zoom()
+            x, y = view.canvas.positions[key]
+            view.centerOn(x + 40, y + 20)
+        a, b = pixels(lazy), pixels(eager)
+        assert a.shape == b.shape and (a[..., :3] < 160).any()  # boxes and links drawn
+        assert int(np.abs(a.astype(int) - b.astype(int)).max()) == 0
+    # a move (undoable, as every move) redraws the lazy scene's links like the eager one's
+    from designer.ui.canvas import controller
+
+    key = keys[len(keys) // 3]
+    for view in views:
+        x, y = view.canvas.positions[key]
+        view.session.push(controller.move_edit(view.scope_id, {key: (x + 300.0, y + 80.0)}))
+        view.flush()
+        view.centerOn(x + 300.0, y + 100.0)
+    a, b = pixels(lazy), pixels(eager)
+    assert int(np.abs(a.astype(int) - b.astype(int)).max()) == 0

@@ -1,6 +1,6 @@
-"""Image export of a big scene whose link items are not built yet: the links are drawn from
-their paths (no items made), pixel for pixel the picture the built items give; SVG still
-builds every link item."""
+"""Image export of a big scene whose items are not built yet: node items are built, the links
+are drawn from their paths (no items made), pixel for pixel the picture the built items give;
+SVG still builds every link item."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_png_of_queued_links_matches_built_items(
 ) -> None:
     model = tmp_path / "decoder.onnx"
     onnx.save(decoder_stack_model(3), str(model))  # ~150 nodes, ~180 links
-    monkeypatch.setattr(scene_module, "LAZY_EDGES", 10)  # this small scene builds links lazily
+    monkeypatch.setattr(scene_module, "LAZY_NODES", 10)  # this small scene builds items lazily
     scene, _notes = headless_scene(model)
     assert scene.edges_pending
     queued = len(scene.pending_links())
@@ -39,6 +39,7 @@ def test_png_of_queued_links_matches_built_items(
     lazy = tmp_path / "lazy.png"
     render_scene_to_file(scene, lazy, ExportOptions())
     assert scene.edges_pending and not scene.built_edge_items  # drawn without items
+    assert len(scene.node_items.built) == len(scene.node_items)  # every box, as items
     scene.complete()
     assert len(scene.built_edge_items) == queued
     built = tmp_path / "built.png"
@@ -54,7 +55,7 @@ def test_svg_export_builds_every_link(
 ) -> None:
     model = tmp_path / "decoder.onnx"
     onnx.save(decoder_stack_model(2), str(model))
-    monkeypatch.setattr(scene_module, "LAZY_EDGES", 10)
+    monkeypatch.setattr(scene_module, "LAZY_NODES", 10)
     scene, _notes = headless_scene(model)
     assert scene.edges_pending
     render_scene_to_file(scene, tmp_path / "out.svg", ExportOptions())

@@ -62,6 +62,7 @@ def render_scene_to_file(scene: CanvasScene, path: Path, options: ExportOptions)
     source = source.adjusted(-PADDING, -PADDING, PADDING, PADDING)
     saved = (scene.background, scene.show_grid, scene.grid_color)
     selected = scene.selectedItems()
+    scene.build_nodes()  # a big scene builds its items as they come into view
     if fmt == "svg":
         scene.complete()  # vector output: every link as an item
     hovered = [i for i in scene.built_edge_items.values() if i.hovered]

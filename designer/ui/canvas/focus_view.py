@@ -113,7 +113,7 @@ def add_focus_action(menu: QMenu, view: CanvasView, group_id: str) -> None:
 
 def lock_stubs(scene: CanvasScene) -> None:
     """Border stubs are labels, not nodes: they can be neither selected nor dragged."""
-    for key, item in scene.node_items.items():
+    for key, item in scene.node_items.built.items():  # (the scene locks items built later)
         if is_stub_key(key):
             item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, False)
             item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable, False)

@@ -65,7 +65,8 @@ def scene_layout(scene: CanvasScene, scope_label: str) -> dict[str, object]:
                 }
             )
     links: list[dict[str, object]] = []
-    for edge in scene.edge_items:
+    drawn = scene.edge_items  # (a lazy scene builds them in the order they came into view)
+    for edge in (e for e in scene.graph.edges if e in drawn):
         source, target = scene.node_items[edge.source], scene.node_items[edge.target]
         bends = scene.routes.get((edge.source, edge.target), [])
         points = [source.output_xy(edge.source_index), *bends, target.input_xy(edge.target_index)]

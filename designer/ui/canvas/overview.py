@@ -10,7 +10,6 @@ scenes is O(1); the per-frame cost is a handful of drawImage calls at any graph 
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import OrderedDict
 from typing import TYPE_CHECKING
@@ -26,9 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from designer.core.gcpause import gc_paused
-from designer.core.viewgraph import NodeKind
 from designer.ui.canvas import style as st
-from designer.ui.canvas.items import _TRI, NodeItem
 from designer.ui.canvas.scene import CanvasScene, draw_grid
 
 if TYPE_CHECKING:
@@ -41,15 +38,14 @@ SNAP_ROWS = 2_000  # tiles with more boxes or segments than this draw them dedup
 
 
 class OverviewData:
-    """Node boxes (n, 4: x, y, w, h) and link segments (m, 4: x0, y0, x1, y1) of a scene."""
+    """Node boxes (n, 4: x, y, w, h) and link segments (m, 4: x0, y0, x1, y1) of a scene,
+    from its geometry arrays (no items: a big scene builds those only as they show)."""
 
     def __init__(self, canvas: CanvasScene) -> None:
-        items = list(canvas.node_items.values())
-        self.boxes = np.array(
-            [(i.x(), i.y(), i.width, i.height) for i in items], dtype=np.float64
-        ).reshape(-1, 4)
-        self.is_io = np.array([i.view.kind != NodeKind.OP for i in items], dtype=bool)
-        self.segments = _segments(canvas, items, self.boxes)
+        geo = canvas.geometry()
+        self.boxes = geo.boxes.copy()
+        self.is_io = geo.is_io.copy()
+        self.segments = geo.segments()
         self._seg_lo = np.minimum(self.segments[:, :2], self.segments[:, 2:])
         self._seg_hi = np.maximum(self.segments[:, :2], self.segments[:, 2:])
         self.centers = self.boxes[:, :2] + self.boxes[:, 2:] / 2
@@ -81,48 +77,6 @@ class OverviewData:
             & (lo[:, 1] <= rect.bottom())
             & (hi[:, 1] >= rect.top())
         )
-
-
-def _segments(canvas: CanvasScene, items: list[NodeItem], boxes: np.ndarray) -> np.ndarray:
-    """Straight segments of every drawn link, from the graph and the node boxes (not from
-    link items, which a big scene builds after its first frame)."""
-    index = {item.key: n for n, item in enumerate(items)}
-    routes = canvas.routes
-    rows: list[tuple[int, int, int, int, float]] = []  # source, slot, target, slot, triangle
-    routed: list[tuple[int, int, int, int, float, list[tuple[float, float]]]] = []
-    proxied, stubbed, long_links = canvas.proxied, canvas.stubbed, canvas.long_links
-    views = [item.view for item in items]
-    get, add_row = index.get, rows.append
-    for edge in canvas.graph.edges:  # the loop of canvas.is_stub, inlined (100k links)
-        source, target = edge.source, edge.target
-        s, t = get(source), get(target)
-        if s is None or t is None or source in proxied:
-            continue
-        out = edge.source_index
-        if (source, out) in stubbed or (long_links and edge in long_links):
-            continue
-        inputs = views[t].inputs
-        slot = edge.target_index
-        tri = _TRI[inputs[slot].optional] if 0 <= slot < len(inputs) else 0.0
-        bends = routes.get((source, target)) if routes else None
-        if bends:
-            routed.append((s, out, t, slot, tri, bends))
-        else:
-            add_row((s, out, t, slot, tri))
-    n_in = np.fromiter([len(v.inputs) for v in views], dtype=np.float64, count=len(views))
-    n_out = np.fromiter([len(v.outputs) for v in views], dtype=np.float64, count=len(views))
-    table = np.array(rows + [r[:5] for r in routed], dtype=np.float64).reshape(-1, 5)
-    src, tgt = table[:, 0].astype(np.intp), table[:, 2].astype(np.intp)
-    ends = np.empty((len(table), 4), dtype=np.float64)
-    ends[:, 0] = boxes[src, 0] + boxes[src, 2] * (table[:, 1] + 1) / (n_out[src] + 1)
-    ends[:, 1] = boxes[src, 1] + boxes[src, 3] + st.CIRCLE
-    ends[:, 2] = boxes[tgt, 0] + boxes[tgt, 2] * (table[:, 3] + 1) / (n_in[tgt] + 1)
-    ends[:, 3] = boxes[tgt, 1] - table[:, 4]
-    extra: list[tuple[float, float, float, float]] = []
-    for row, (*_ids, bends) in zip(ends[len(rows) :].tolist(), routed, strict=True):
-        points = [(row[0], row[1]), *bends, (row[2], row[3])]
-        extra.extend((*p, *q) for p, q in itertools.pairwise(points))
-    return np.concatenate([ends[: len(rows)], np.array(extra, dtype=np.float64).reshape(-1, 4)])
 
 
 def _snapped(rows: np.ndarray, scale: float) -> np.ndarray:

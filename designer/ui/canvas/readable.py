@@ -23,7 +23,7 @@ def first_view(
     canvas: CanvasScene, viewport: QSizeF, max_zoom: float
 ) -> tuple[float, QPointF] | None:
     """(zoom, scene centre) of the first view, or None to fit the whole graph (it fits at a
-    readable zoom, or is empty). Costs one pass over the node items."""
+    readable zoom, or is empty). Costs one pass over the node boxes (numpy)."""
     content = canvas.content_rect()
     if content.isEmpty() or viewport.isEmpty():
         return None
@@ -36,12 +36,10 @@ def first_view(
     band = top + height
     # Centre on the boxes in the first screenful (the graph inputs and what follows them),
     # clamped so that the view does not leave the graph's sides.
-    xs = [
-        item.x() + item.width / 2
-        for item in canvas.node_items.values()
-        if item.y() < band and item.y() + item.height > content.top()
-    ]
-    x = (min(xs) + max(xs)) / 2 if xs else content.center().x()
+    boxes = canvas.geometry().boxes  # (no items: a big scene builds them as they show)
+    first = (boxes[:, 1] < band) & (boxes[:, 1] + boxes[:, 3] > content.top())
+    xs = boxes[first, 0] + boxes[first, 2] / 2
+    x = (float(xs.min()) + float(xs.max())) / 2 if len(xs) else content.center().x()
     if content.width() > width:
         x = min(max(x, content.left() + width / 2), content.right() - width / 2)
     else:
@@ -57,8 +55,7 @@ def text_free_zoom() -> float:
 def legend_entries(canvas: CanvasScene) -> list[tuple[str, QColor]]:
     """(category, colour) of the operator boxes in the scene, most frequent first."""
     counts: dict[str, int] = {}
-    for item in canvas.node_items.values():
-        view = item.view
+    for view in canvas.node_items.views.values():
         if view.kind != NodeKind.OP:
             continue
         name = "local function" if view.is_function_call else category_of(view.op_type, view.domain)

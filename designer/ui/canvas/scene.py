@@ -14,13 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-import numpy as np
-from PySide6.QtCore import QLineF, QObject, QRect, QRectF, QTimer
+from PySide6.QtCore import QLineF, QObject, QRect, QRectF
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsScene, QStyleOptionGraphicsItem
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QStyleOptionGraphicsItem
 
 from designer.core.analysis import CheckResult, Severity
 from designer.core.document import Document
+from designer.core.focus import is_stub_key
 from designer.core.gcpause import gc_paused
 from designer.core.hierarchy import Hierarchy
 from designer.core.scope import MAIN_SCOPE, ScopeId
@@ -28,6 +28,7 @@ from designer.core.viewgraph import IMPLICIT, ViewEdge, ViewGraph, build_view_gr
 from designer.ui.canvas import style as st
 from designer.ui.canvas.collapse_view import collapsed_graph
 from designer.ui.canvas.items import EdgeItem, NodeItem, edge_path_xy
+from designer.ui.canvas.lazy import EAGER_NODES, LazyNodeItems, SceneGeometry, input_xy, output_xy
 from designer.ui.canvas.placement import (
     Placement,
     Point,
@@ -43,10 +44,12 @@ MARGIN = 400.0
 #: Room around node boxes for terminals, problem icons and proxy tags.
 CONTENT_PAD = 40.0
 
-#: Scenes with more links than this build their link items in idle-time batches after the
-#: first frame (a zoomed-out first frame shows the overview, drawn from arrays, not items).
-LAZY_EDGES = 5_000
-EDGE_BATCH = 3_000
+#: Scenes with more drawable nodes than this build node and link items as they come into
+#: view (designer.ui.canvas.lazy); a zoomed-out view shows the overview, drawn from arrays.
+LAZY_NODES = EAGER_NODES
+
+#: How far around the visible area items are built ahead (a share of its width and height).
+AHEAD = 0.5
 
 
 class CanvasScene(QGraphicsScene):
@@ -69,11 +72,15 @@ class CanvasScene(QGraphicsScene):
         self.grid_color = st.GRID
         self.background = st.BACKGROUND
         self.graph = ViewGraph(scope_id, [], [])
-        self.node_items: dict[int, NodeItem] = {}
+        self.node_items = LazyNodeItems(self._make_item)
         self._edge_items: dict[ViewEdge, EdgeItem] = {}
-        self._edge_queue: list[ViewEdge] = []  # links whose items are not built yet
-        self._edge_next = 0  # index of the next queued link
-        self._edge_armed = False  # a batch is scheduled
+        #: True when items are built as they come into view (more than LAZY_NODES nodes)
+        self.lazy = False
+        self._geometry: SceneGeometry | None = None
+        #: The area the view shows (set by the view): items there exist after every change
+        self.visible_hint: QRectF | None = None
+        self._tags: dict[int, list[tuple[int, str, bool]]] = {}  # see _set_tags
+        self._ahead: tuple[int, QRectF] | None = None  # (generation, area) built last
         self.routes: dict[tuple[int, int], list[Point]] = {}
         self.proxied: dict[int, str] = {}
         # Outputs (node key, output index) → tensor drawn as a stub above each reader; and
@@ -104,41 +111,112 @@ class CanvasScene(QGraphicsScene):
     # --- building --------------------------------------------------------------------------
     @property
     def edge_items(self) -> dict[ViewEdge, EdgeItem]:
-        """Link items by link; complete (queued links are built first)."""
-        if self._edge_queue:
+        """Link items by link; complete (a lazy scene builds the missing ones first)."""
+        if self.lazy:
             self.complete()
         return self._edge_items
 
     @property
     def edges_pending(self) -> bool:
-        return bool(self._edge_queue)
+        """Whether some drawn links have no item yet (a lazy scene)."""
+        return self.lazy and len(self._edge_items) < len(self.geometry().edges)
 
     def complete(self) -> None:
-        """Build the link items still queued (export, selection and clicks call this)."""
-        queue, start = self._edge_queue, self._edge_next
-        self._edge_queue, self._edge_next = [], 0
-        if start < len(queue):
+        """Build every link item not built yet (export and whole-scene operations)."""
+        if self.lazy:
             with gc_paused():
-                self._add_edges(queue[start:])
+                self._add_edges(self.geometry().edges)
 
-    def _schedule_edges(self) -> None:
-        if not self._edge_armed:
-            self._edge_armed = True
-            QTimer.singleShot(0, self, self._add_edge_batch)  # dropped if the scene dies
+    def build_all(self) -> None:
+        """Build every node and link item (select all, whole-scene operations)."""
+        self.build_nodes()
+        self.complete()
 
-    def _add_edge_batch(self) -> None:
-        self._edge_armed = False
-        if not self._edge_queue:
+    def build_nodes(self) -> None:
+        """Build every node item of a lazy scene (an image export draws them all)."""
+        if self.lazy:
+            built = self.node_items.built
+            with gc_paused():
+                for key in self.node_items:
+                    if key not in built:
+                        self._make_item(key)
+
+    def geometry(self) -> SceneGeometry:
+        """Boxes and link ends as arrays (built on demand, kept up to date by moves)."""
+        if self._geometry is None:
+            with gc_paused():
+                self._geometry = SceneGeometry(
+                    self.node_items.views,
+                    self.node_items.sizes,
+                    self.positions,
+                    self._drawn_links(),
+                    self.routes,
+                )
+        return self._geometry
+
+    def _drawn_links(self) -> list[ViewEdge]:
+        """The links drawn as links (not stubs, not from a proxied input, both ends drawn)."""
+        nodes, proxied, stubbed, long_links = (
+            self.node_items,
+            self.proxied,
+            self.stubbed,
+            self.long_links,
+        )
+        return [
+            e
+            for e in self.graph.edges
+            if e.source not in proxied
+            and (e.source, e.source_index) not in stubbed
+            and not (long_links and e in long_links)
+            and e.source in nodes
+            and e.target in nodes
+        ]
+
+    def materialize(self, rect: QRectF | None) -> None:
+        """Build the node and link items of a lazy scene in ``rect`` and around it (the
+        view calls this with its visible area whenever it changes)."""
+        if rect is not None:
+            self.visible_hint = QRectF(rect)
+        if not self.lazy or rect is None or rect.isEmpty():
             return
-        start = self._edge_next
-        end = start + EDGE_BATCH
+        done = self._ahead
+        if done is not None and done[0] == self.generation and done[1].contains(rect):
+            return  # built already (every paint asks)
+        dx, dy = rect.width() * AHEAD, rect.height() * AHEAD
+        area = rect.adjusted(-dx, -dy, dx, dy)
+        self._ahead = (self.generation, area)
+        geo = self.geometry()
+        built, keys = self.node_items.built, geo.keys
+        links = self._edge_items
         with gc_paused():
-            self._add_edges(self._edge_queue[start:end])
-        if end >= len(self._edge_queue):
-            self._edge_queue, self._edge_next = [], 0
-        else:
-            self._edge_next = end
-            self._schedule_edges()
+            for row in geo.boxes_in(area).tolist():
+                key = keys[row]
+                if key not in built:
+                    self._make_item(key)
+            edges = geo.edges
+            self._add_edges(
+                [edges[r] for r in geo.links_in(area).tolist() if edges[r] not in links]
+            )
+
+    def _make_item(self, key: int) -> NodeItem:
+        """Build the item of drawable node ``key`` where the document places it."""
+        nodes = self.node_items
+        item = NodeItem(nodes.view(key), nodes.size(key))
+        item.setPos(*self.positions[key])
+        if is_stub_key(key):  # a focused group's border stub is a label, not a node
+            item.setFlags(QGraphicsItem.GraphicsItemFlag(0))
+        tags = self._tags.get(key)
+        if tags:
+            item.set_tags(tags)
+        problem = self._problems.get(key)
+        if problem is not None:
+            item.set_problem(*problem)
+        if key in self._overlay:
+            heat, label = self._overlay[key]
+            item.set_heat(heat, label, self._overlay_fills.get(key))
+        self.addItem(item)
+        nodes.built[key] = item
+        return item
 
     @property
     def collapsed(self) -> set[str]:
@@ -197,11 +275,12 @@ class CanvasScene(QGraphicsScene):
         ``sizes`` are the node sizes when the caller computed them already."""
         with gc_paused():
             self.clearSelection()
-            self._edge_queue, self._edge_next = [], 0
-            for item in list(self.node_items.values()) + list(self._edge_items.values()):
+            for item in [*self.node_items.built.values(), *self._edge_items.values()]:
                 self.removeItem(item)
             self.node_items.clear()
             self._edge_items.clear()
+            self._tags = {}
+            self._geometry = None
             self.graph = graph if graph is not None else self.build_graph()
             if sizes is None:
                 sizes = self.sizes(self.graph)
@@ -211,34 +290,28 @@ class CanvasScene(QGraphicsScene):
             self._place_missing(sizes)
             self.proxied = proxied_inputs(self.graph)
             self._set_stubs(stubbed_outputs(self.graph), sizes)
-            table, proxied, items = self.positions, self.proxied, self.node_items
-            add = self.addItem
+            proxied, nodes = self.proxied, self.node_items
+            register = nodes.register
             for node in self.graph.nodes:
-                key = node.key
-                if key in proxied:
-                    continue
-                item = NodeItem(node, sizes[key])
-                item.setPos(*table[key])
-                add(item)
-                items[key] = item
-            if len(self.graph.edges) > LAZY_EDGES:
-                self._edge_queue = list(self.graph.edges)
-                self._schedule_edges()
-            else:
-                self._add_edges(self.graph.edges)
+                if node.key not in proxied:
+                    register(node, sizes[node.key])
+            self.lazy = len(nodes) > LAZY_NODES
             self._set_tags(self.graph.edges)
-            # fresh items show no problem and no overlay: only those that have one change
-            self._apply_problems({k: items[k] for k in self._problems if k in items})
-            self._apply_overlay({k: items[k] for k in self._overlay if k in items})
+            if not self.lazy:  # every item now (each with its tags, problem and overlay)
+                for key in nodes.views:
+                    self._make_item(key)
+                self._add_edges(self.graph.edges)
             self.update_scene_rect()
             self.generation += 1
+            self.materialize(self.visible_hint)
 
     def _place_missing(self, sizes: dict[int, tuple[float, float]]) -> None:
         self.set_positions(place_missing(self.graph, self.positions, sizes))
 
     def _add_edges(self, edges: Iterable[ViewEdge]) -> None:
+        built = self._edge_items
         for edge in edges:
-            if edge.source in self.proxied or self.is_stub(edge):
+            if edge in built or edge.source in self.proxied or self.is_stub(edge):
                 continue
             if edge.source not in self.node_items or edge.target not in self.node_items:
                 continue
@@ -253,31 +326,43 @@ class CanvasScene(QGraphicsScene):
         return self._edge_items
 
     def pending_links(self) -> list[tuple[ViewEdge, QPainterPath]]:
-        """The links still queued, with the path each would get (the image export draws
-        those without building 100k items)."""
-        queue = self._edge_queue[self._edge_next :]
-        items = self.node_items
-        paths = [
-            (edge, self._path_of(edge))
-            for edge in queue
-            if edge.source not in self.proxied
-            and not self.is_stub(edge)
-            and edge.source in items
-            and edge.target in items
-        ]
-        return paths
+        """The drawn links that have no item yet, with the path each would get (the image
+        export draws those without building 100k items)."""
+        if not self.lazy:
+            return []
+        built = self._edge_items
+        return [(e, self._path_of(e)) for e in self.geometry().edges if e not in built]
 
     def _path_of(self, edge: ViewEdge) -> QPainterPath:
-        x0, y0 = self.node_items[edge.source].output_xy(edge.source_index)
-        x1, y1 = self.node_items[edge.target].input_xy(edge.target_index)
+        x0, y0 = self.output_point(edge.source, edge.source_index)
+        x1, y1 = self.input_point(edge.target, edge.target_index)
         return edge_path_xy(x0, y0, x1, y1, self.routes.get((edge.source, edge.target), ()))
 
+    def output_point(self, key: int, slot: int) -> tuple[float, float]:
+        """Where a link leaves output ``slot`` of node ``key`` (its item's, when built: a
+        dragged item is ahead of the document)."""
+        item = self.node_items.built.get(key)
+        if item is not None:
+            return item.output_xy(slot)
+        nodes = self.node_items
+        return output_xy(self.positions[key], nodes.size(key), nodes.view(key), slot)
+
+    def input_point(self, key: int, slot: int) -> tuple[float, float]:
+        item = self.node_items.built.get(key)
+        if item is not None:
+            return item.input_xy(slot)
+        nodes = self.node_items
+        return input_xy(self.positions[key], nodes.size(key), nodes.view(key), slot)
+
     def edges_touching(self, keys: Iterable[int]) -> list[ViewEdge]:
-        """Links drawn to or from nodes ``keys`` (one scan of the links, ~10 ms at 100k)."""
+        """Links drawn to or from nodes ``keys`` (built or not)."""
+        if self.lazy:
+            geo = self.geometry()
+            return [geo.edges[r] for r in geo.touching(keys)]
         chosen = keys if isinstance(keys, set | frozenset | dict) else set(keys)
         if not chosen:
             return []
-        return [e for e in self.edge_items if e.source in chosen or e.target in chosen]
+        return [e for e in self._edge_items if e.source in chosen or e.target in chosen]
 
     def _set_stubs(
         self, stubbed: dict[tuple[int, int], str], sizes: dict[int, tuple[float, float]]
@@ -313,8 +398,13 @@ class CanvasScene(QGraphicsScene):
                 tags.setdefault(edge.target, []).append((slot, name, False))
             elif (edge.source, edge.source_index) in stubbed or edge in long_links:
                 tags.setdefault(edge.target, []).append((slot, edge.tensor, True))
+        built, stored = self.node_items.built, self._tags
         for key, entries in tags.items():
-            item = self.node_items.get(key)
+            if entries:
+                stored[key] = entries
+            else:
+                stored.pop(key, None)
+            item = built.get(key)
             if item is not None and (entries or item.tags):
                 item.set_tags(entries)
 
@@ -330,7 +420,6 @@ class CanvasScene(QGraphicsScene):
     def refresh_to(self, new: ViewGraph) -> set[int]:
         """Bring the items in line with ``new``, a view graph the caller built (one module
         group opened or folded: designer.ui.canvas.collapse_view.switch_collapsed)."""
-        self.complete()
         with gc_paused():
             old = self.graph
             old_nodes = {n.key: n for n in old.nodes}
@@ -353,32 +442,35 @@ class CanvasScene(QGraphicsScene):
                 if item is not None:
                     self.removeItem(item)
                 changed.add(key)
+            nodes = self.node_items
+            built = nodes.built
             for key, size in sizes.items():
-                item = self.node_items.get(key)
-                if item is None:
-                    item = NodeItem(new_nodes[key], size)
-                    item.setPos(*self.positions[key])
-                    self.addItem(item)
-                    self.node_items[key] = item
-                else:
+                item = built.get(key)
+                nodes.register(new_nodes[key], size)
+                if item is not None:
                     item.set_view(new_nodes[key], size)
+                elif not self.lazy:
+                    self._make_item(key)
                 changed.add(key)
+            self._geometry = None
             old_edges, new_edges = set(old.edges), set(new.edges)
             gone = old_edges - new_edges
             for edge in gone:
                 self._drop_edge(edge)
             added = [e for e in new.edges if e not in old_edges]
             fresh = set(added)  # a list look-up here was O(links × added links)
-            self._add_edges(added)
+            if not self.lazy:  # a lazy scene builds what is in view below
+                self._add_edges(added)
             self._set_tags(
                 [e for e in new.edges if e.target in changed or e in fresh],
                 clear=changed | {e.target for e in gone},
             )
             self.update_edges(changed)
-            self._apply_problems({k: self.node_items[k] for k in changed if k in self.node_items})
-            self._apply_overlay({k: self.node_items[k] for k in changed if k in self.node_items})
+            self._apply_problems({k: built[k] for k in changed if k in built})
+            self._apply_overlay({k: built[k] for k in changed if k in built})
             self.update_scene_rect()
             self.generation += 1
+            self.materialize(self.visible_hint)
             return changed
 
     def _place_missing_keys(self, sizes: dict[int, tuple[float, float]]) -> None:
@@ -388,7 +480,7 @@ class CanvasScene(QGraphicsScene):
             self.set_positions(place_missing(self.graph, self.positions, full))
 
     def _drop_edge(self, edge: ViewEdge) -> None:
-        item = self.edge_items.pop(edge, None)
+        item = self._edge_items.pop(edge, None)
         if item is not None:
             self.removeItem(item)
 
@@ -397,25 +489,44 @@ class CanvasScene(QGraphicsScene):
     ) -> None:
         """Recompute the paths of links touching ``keys`` (a moved or resized node), or of
         ``edges`` when the caller knows them (a drag computes them once)."""
+        built = self._edge_items
         for edge in edges if edges is not None else self.edges_touching(keys or ()):
-            self.edge_items[edge].set_path(self._path_of(edge))
+            item = built.get(edge)
+            if item is not None:  # (a lazy scene builds the others with their new path)
+                item.set_path(self._path_of(edge))
 
     def positions_changed(self, keys: Iterable[int]) -> None:
         """Move items to the document's positions of ``keys`` (after MoveNodes or undo)."""
         table = self.positions
+        built = self.node_items.built
+        geo = self._geometry
         moved = []
         for key in keys:
-            item = self.node_items.get(key)
-            if item is not None and key in table:
-                x, y = table[key]
+            pos = table.get(key)
+            if pos is None:
+                continue
+            x, y = pos
+            item = built.get(key)
+            if item is not None:
                 if item.pos().x() != x or item.pos().y() != y:
                     item.setPos(x, y)
                     moved.append(key)
+            elif geo is not None and key in geo.rows:  # not built: compare with its row
+                row = geo.rows[key]
+                if geo.boxes[row, 0] != x or geo.boxes[row, 1] != y:
+                    moved.append(key)
+        if not moved:
+            return
         self.forget_routes(moved)
+        if geo is not None:
+            if len(moved) > len(geo.keys) // 4:
+                self._geometry = None  # cheaper to measure again than to patch
+            else:
+                geo.move(table, moved)
         self.update_edges(moved)
-        if moved:
-            self.update_scene_rect()
-            self.generation += 1
+        self.update_scene_rect()
+        self.generation += 1
+        self.materialize(self.visible_hint)
 
     def forget_routes(self, keys: Iterable[int]) -> None:
         """Links of moved nodes no longer follow the layout's bend points."""
@@ -425,7 +536,8 @@ class CanvasScene(QGraphicsScene):
 
     def set_routes(self, routes: dict[tuple[int, int], list[Point]]) -> None:
         self.routes = dict(routes)
-        self.update_edges(edges=list(self.edge_items))
+        self._geometry = None
+        self.update_edges(edges=list(self._edge_items))
 
     # --- diagnostics ------------------------------------------------------------------------
     def set_check_result(self, result: CheckResult | None) -> None:
@@ -440,7 +552,8 @@ class CanvasScene(QGraphicsScene):
         new = {k: (lvl, "\n".join(t[:6])) for k, (lvl, t) in problems.items()}
         touched = set(new) | set(self._problems)
         self._problems = new
-        self._apply_problems({k: self.node_items[k] for k in touched if k in self.node_items})
+        built = self.node_items.built
+        self._apply_problems({k: built[k] for k in touched if k in built})
 
     def _apply_problems(self, items: dict[int, NodeItem]) -> None:
         for key, item in items.items():
@@ -457,7 +570,8 @@ class CanvasScene(QGraphicsScene):
             top = max(shares.values()) or 1.0
             self._overlay = {k: (v / top, f"{100.0 * v:.1f}%") for k, v in shares.items()}
         touched |= set(self._overlay)
-        self._apply_overlay({k: self.node_items[k] for k in touched if k in self.node_items})
+        built = self.node_items.built
+        self._apply_overlay({k: built[k] for k in touched if k in built})
 
     def set_diff_overlay(self, changes: dict[int, tuple[float, str]] | None) -> None:
         """Comparison overlay: key -> (change -1..1, label); faster (negative) green, slower
@@ -468,7 +582,8 @@ class CanvasScene(QGraphicsScene):
         self._overlay = {k: (abs(c), label) for k, (c, label) in (changes or {}).items()}
         self._overlay_fills = {k: diff_color(c) for k, (c, _l) in (changes or {}).items()}
         touched |= set(self._overlay)
-        self._apply_overlay({k: self.node_items[k] for k in touched if k in self.node_items})
+        built = self.node_items.built
+        self._apply_overlay({k: built[k] for k in touched if k in built})
 
     def _apply_overlay(self, items: dict[int, NodeItem]) -> None:
         for key, item in items.items():
@@ -494,10 +609,8 @@ class CanvasScene(QGraphicsScene):
         their scene bounding rects costs over half a second."""
         if not self.node_items:
             return QRectF()
-        items = list(self.node_items.values())
-        table = self.positions
-        xy = np.array([table[i.key] for i in items], dtype=np.float64)
-        wh = np.array([(i.width, i.height) for i in items], dtype=np.float64)
+        boxes = self.geometry().boxes
+        xy, wh = boxes[:, :2], boxes[:, 2:]
         pad = CONTENT_PAD
         left, top = float(xy[:, 0].min()) - pad, float(xy[:, 1].min()) - pad
         right = float((xy[:, 0] + wh[:, 0]).max()) + pad

@@ -52,7 +52,7 @@ class CanvasView(InteractionMixin):
                 item.setSelected(True)
 
     def select_all(self) -> None:
-        self.canvas.complete()
+        self.canvas.build_all()
         path = QPainterPath()
         path.addRect(self.canvas.sceneRect())
         self.canvas.setSelectionArea(path)
@@ -204,7 +204,7 @@ class CanvasView(InteractionMixin):
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if self.navigation_press(event):
             return
-        self.canvas.complete()  # clicks and rubber bands see every link
+        self.materialize_visible()  # clicks and rubber bands see every item in view
         if event.button() == Qt.MouseButton.LeftButton and self._press_item(event):
             return
         super().mousePressEvent(event)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
@@ -254,4 +254,18 @@ class CanvasViewBase(NavigationMixin):
 
     def _view_changed(self) -> None:
         super()._view_changed()
+        self.materialize_visible()
         self.viewChanged.emit()
+
+    def materialize_visible(self) -> None:
+        """Have the items of what the view shows (and around it) built: a big scene builds
+        them as they come into view (designer.ui.canvas.lazy)."""
+        if self.scene() is self.canvas:
+            self.canvas.materialize(self.mapToScene(self.viewport().rect()).boundingRect())
+
+    def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:
+        # Every paint is covered, also after a transform set without _view_changed (items
+        # added here are drawn in this same paint: the scene indexes them before drawing).
+        if self.canvas.lazy:
+            self.materialize_visible()
+        super().drawBackground(painter, rect)

@@ -97,6 +97,7 @@ class EngineScene(CanvasScene):
                 self.removeItem(old)
             self.node_items.clear()
             self._edge_items.clear()
+            self._geometry = None
             self.graph = graph
             self.set_positions(placement.positions, replace=True)
             self.routes = placement.routes
