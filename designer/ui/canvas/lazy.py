@@ -51,6 +51,12 @@ class LazyNodeItems(MutableMapping[int, "NodeItem"]):
         self._views[view.key] = view
         self._sizes[view.key] = size
 
+    def register_all(self, views: Iterable[ViewNode], sizes: Mapping[int, Size]) -> None:
+        """:meth:`register` for each of ``views`` (sizes by key), in one pass."""
+        table = {view.key: view for view in views}
+        self._views.update(table)
+        self._sizes.update({key: sizes[key] for key in table})
+
     def view(self, key: int) -> ViewNode:
         return self._views[key]
 

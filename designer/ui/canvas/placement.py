@@ -167,11 +167,11 @@ def place_missing(
     """Positions for nodes of ``graph`` that have none: below their placed producers (at
     their mean x), else above their placed consumers, else right of everything. O(n + m)."""
     proxied = proxied_inputs(graph)
-    # saved positions of nodes that no longer exist (a stale layout) are ignored
-    positions = {k: p for k, p in positions.items() if k in sizes}
     missing = [n.key for n in graph.nodes if n.key not in positions and n.key not in proxied]
     if not missing:
         return {}
+    # saved positions of nodes that no longer exist (a stale layout) are ignored
+    positions = {k: p for k, p in positions.items() if k in sizes}
     placed: dict[int, Point] = dict(positions)
     producers: dict[int, list[int]] = {}
     consumers: dict[int, list[int]] = {}
