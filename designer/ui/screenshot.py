@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtWidgets import QApplication
 
 from designer.core.errors import DesignerError
@@ -44,7 +45,17 @@ def render_window(
         canvas.resetTransform()
         canvas.scale(float(view), float(view))
         canvas.centerOn(centre)
-    app.processEvents()
+    settle()
     if not window.grab().save(str(output)):
         raise DesignerError(f"{output}: cannot write the image (check the folder and extension)")
     window.close()
+
+
+def settle() -> None:
+    """Process pending events as an event loop would, deferred deletes included: without
+    that, a grab of a freshly opened big model could show a dock tab bar left over from
+    arranging the docks ("Log | Type Checking" over the Overview window), which the event
+    loop of a running app removes at once (processEvents never runs deferred deletes)."""
+    QCoreApplication.processEvents()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QCoreApplication.processEvents()
