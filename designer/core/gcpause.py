@@ -7,11 +7,13 @@ which crashes Qt. Pauses nest and may overlap between threads; the collector run
 when the last pause ends (if it was running before the first one began).
 
 Pausing only defers the work: every object made during a pause is still young when the
-collector runs again, and its next collection would traverse them all (about 0.4 s after a
-100k-node graph is built, often in the middle of the next frame). So when the last pause
-ends after many objects were made, they are frozen instead (``gc.freeze``: moved to a
-generation the collector ignores); :func:`thaw` hands them back when a big document goes
-away, so cyclic garbage among them is still collected.
+collector runs again, and its next collections would traverse them all (about 0.4 s after a
+100k-node graph is built, often in the middle of the next frame). A pause that opens a model
+(``gc_paused(freeze=True)``) therefore freezes what it made instead (``gc.freeze``: moved to
+a generation the collector ignores). Frozen objects are still freed when nothing refers to
+them; only garbage in reference cycles waits until :func:`thaw` hands them back, which
+closing a document does. Other pauses (edits, redraws) freeze nothing, so a long session
+keeps no cyclic garbage.
 """
 
 from __future__ import annotations
@@ -27,23 +29,28 @@ _was_enabled = False
 
 #: Net new tracked objects during a pause above which they are frozen when it ends.
 FREEZE_AT = 50_000
+_freeze = False  # a pause of the current nest asked for a freeze
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
-    global _depth, _was_enabled
+def gc_paused(*, freeze: bool = False) -> Iterator[None]:
+    """Pause the collector; with ``freeze`` (opening a model), freeze what the outermost
+    pause made when it ends, if that is many objects."""
+    global _depth, _was_enabled, _freeze
     with _lock:
         if _depth == 0:
             _was_enabled = gc.isenabled()
+            _freeze = False
             gc.disable()
         _depth += 1
+        _freeze |= freeze
     try:
         yield
     finally:
         with _lock:
             _depth -= 1
             if _depth == 0 and _was_enabled:
-                if gc.get_count()[0] > FREEZE_AT:
+                if _freeze and gc.get_count()[0] > FREEZE_AT:
                     gc.freeze()
                 gc.enable()
 
@@ -51,5 +58,6 @@ def gc_paused() -> Iterator[None]:
 def thaw() -> None:
     """Give the objects frozen after big pauses back to the collector (a big document
     closed: what it left in reference cycles can be collected again)."""
-    if gc.get_freeze_count():
-        gc.unfreeze()
+    with _lock:
+        if gc.get_freeze_count():
+            gc.unfreeze()

@@ -122,7 +122,7 @@ class DocumentSession(QObject):
         cls, path: Path | str, parent: QObject | None = None, base_dir: Path | None = None
     ) -> DocumentSession:
         """Open a model and its companion layout (a bad layout file only warns)."""
-        with gc_paused():  # a big model's objects are frozen after, not traversed again
+        with gc_paused(freeze=True):  # a big model's objects: frozen, not traversed again
             doc = open_document(path, base_dir)
         session = cls(doc, parent)
         assert doc.path is not None

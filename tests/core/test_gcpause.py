@@ -35,23 +35,28 @@ def _paused_inside() -> bool:
         return gc.isenabled()
 
 
-def test_many_objects_made_in_a_pause_are_frozen_then_thawed() -> None:
+def test_many_objects_made_in_an_opening_pause_are_frozen_then_thawed() -> None:
     thaw()
     gc.collect()
-    with gc_paused():
+    with gc_paused(freeze=True):
         small = [[i] for i in range(10)]
     assert gc.get_freeze_count() == 0  # a small pause leaves the collector as it was
     with gc_paused():
-        big = [[i] for i in range(gcpause.FREEZE_AT + 10_000)]
+        plain = [[i] for i in range(gcpause.FREEZE_AT + 10_000)]
+    assert gc.get_freeze_count() == 0  # a pause that opens nothing freezes nothing
+    with gc_paused():  # a freeze asked for by a nested pause applies when the outer one ends
+        with gc_paused(freeze=True):
+            big = [[i] for i in range(gcpause.FREEZE_AT + 10_000)]
+        assert gc.get_freeze_count() == 0
     assert gc.get_freeze_count() >= len(big)  # not traversed by later collections
     young = gc.get_count()[0]
     assert young < 1_000  # the next collection does not see them as young
     thaw()
     assert gc.get_freeze_count() == 0
     # frozen cyclic garbage is collected once thawed
-    with gc_paused():
+    with gc_paused(freeze=True):
         _ring(gcpause.FREEZE_AT + 10_000)  # made and dropped: garbage in one big cycle
     assert gc.collect() < 1_000  # frozen: the collector does not look at the ring
     thaw()
     assert gc.collect() >= gcpause.FREEZE_AT  # handed back: the ring is garbage
-    del small, big
+    del small, plain, big

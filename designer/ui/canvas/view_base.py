@@ -86,6 +86,7 @@ class CanvasViewBase(NavigationMixin):
         self._fit_pending = True
         self._selection_pending = False
         self._legend: tuple[int, list[tuple[str, QColor]]] | None = None
+        self._opened = False  # the first _open has run
         session.changed.connect(self._on_changed)
         session.checked.connect(self.canvas.set_check_result)
         self.canvas.selectionChanged.connect(self._schedule_selection)
@@ -112,8 +113,10 @@ class CanvasViewBase(NavigationMixin):
     # --- opening and layout -------------------------------------------------------------
     def _open(self, purpose: str = "open") -> None:
         # Paused: the collector would otherwise walk the fresh 100k-node graph (about a
-        # second in collections at that size) while the sizes and the empty scene are made.
-        with gc_paused():
+        # second in collections at that size) while the sizes and the empty scene are made;
+        # what the first open makes is frozen after (designer.core.gcpause).
+        first, self._opened = not self._opened, True
+        with gc_paused(freeze=first):
             self._open_paused(purpose)
 
     def _open_paused(self, purpose: str) -> None:
@@ -155,11 +158,12 @@ class CanvasViewBase(NavigationMixin):
                 self.statusMessage.emit("Layout cancelled; nodes placed on a grid")
             else:
                 self.statusMessage.emit(f"Laid out in {job.seconds:.1f} s")
-            if self._pending:  # the document changed meanwhile: draw what it is now
-                self._pending = self._model_pending = False
-                self.canvas.rebuild(self.canvas.build_graph(), placement)
-            else:
-                self.canvas.rebuild(job.graph, placement, job.sizes)
+            with gc_paused(freeze=True):  # (the first drawing: see _open)
+                if self._pending:  # the document changed meanwhile: draw what it is now
+                    self._pending = self._model_pending = False
+                    self.canvas.rebuild(self.canvas.build_graph(), placement)
+                else:
+                    self.canvas.rebuild(job.graph, placement, job.sizes)
             self.canvas.set_check_result(self.session.check_result)
             self._fit_pending = True
             self._fit_if_shown()
