@@ -4,12 +4,15 @@ Steps: (1) reverse depth-first back edges if the graph has a cycle; (2) longest-
 from the sources, then sources pulled down right above their first consumer; sources with
 more than ``proxy_fanout`` consumers (an attention mask, a shared constant) leave the layering
 and get one proxy copy per consumer instead; (3) a dummy item per layer crossed by a long
-edge; (4) barycenter sweeps down and up; (5) x packed per layer, then pulled toward the mean
-x of the neighbours while keeping order and gaps, so deep repetitive graphs stay a narrow
-strip; (6) y from the layer index and the tallest node of each layer.
+edge; (4) barycenter sweeps down and up (many layers sorted at a time, see ``_sweep``);
+(5) x packed per layer, then pulled toward the mean x of the neighbours while keeping order
+and gaps, so deep repetitive graphs stay a narrow strip; (6) y from the layer index and the
+tallest node of each layer.
 
 Pure Python + numpy; no Qt. Cost: O(n + m + d) memory and about O(sweeps * (n + m + d))
-time for n nodes, m edges and d dummies (measured in ``bench/bench_layout.py``).
+time for n nodes, m edges and d dummies, nearly all of it numpy work; the Python steps left
+are one per edge for the layers (when node order is topological, as in models; else two)
+and one per node and routed edge for the result (measured in ``bench/bench_layout.py``).
 """
 
 from __future__ import annotations
@@ -18,17 +21,21 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import numpy as np
+import numpy.typing as npt
 
 from designer.core.layout._control import Cancelled, Control
-from designer.core.layout._ordering import order_layers, place_x
+from designer.core.layout._ordering import place_x
 from designer.core.layout._ranking import (
+    Dummies,
     IntArray,
     assign_layers,
     components,
     insert_dummies,
 )
+from designer.core.layout._sweep import FloatArray, order_layers
 
 __all__ = [
     "Cancelled",
@@ -133,13 +140,20 @@ def _check_options(options: LayoutOptions) -> None:
         raise ValueError(f"LayoutOptions.sweeps must be >= 0, got {options.sweeps!r}")
 
 
+def _indices(keys: Sequence[int], index: dict[int, int]) -> IntArray:
+    """``index[k]`` for every k of ``keys`` (KeyError for one that is not there), looked up
+    in one C call (operator.itemgetter gives a tuple from two keys on)."""
+    if len(keys) < 2:
+        return np.array([index[k] for k in keys], dtype=np.int64)
+    return np.array(itemgetter(*keys)(index), dtype=np.int64)
+
+
 def _edge_arrays(
     sources: Sequence[int], targets: Sequence[int], index: dict[int, int]
 ) -> tuple[IntArray, IntArray]:
     """Edges as index arrays: self loops dropped, duplicates dropped (first kept, in order)."""
     try:
-        src = np.fromiter(map(index.__getitem__, sources), dtype=np.int64, count=len(sources))
-        dst = np.fromiter(map(index.__getitem__, targets), dtype=np.int64, count=len(targets))
+        src, dst = _indices(sources, index), _indices(targets, index)
     except KeyError as exc:
         raise ValueError(
             f"edge refers to node id {exc.args[0]!r}, which is not among the nodes; "
@@ -150,6 +164,34 @@ def _edge_arrays(
     _, first = np.unique(src * len(index) + dst, return_index=True)
     first.sort()
     return src[first], dst[first]
+
+
+def _routes(
+    dummies: Dummies,
+    x: FloatArray,
+    layer_mid: FloatArray,
+    v_count: int,
+    item_id: npt.NDArray[np.object_],
+    edges: tuple[IntArray, IntArray, npt.NDArray[np.bool_]],
+) -> dict[tuple[int, int], list[tuple[float, float]]]:
+    """Bend points of every edge with dummies, keyed (source id, target id), from source
+    to target: one slice of a list of all dummies' points per edge."""
+    routed = np.flatnonzero(dummies.count)
+    if not len(routed):
+        return {}
+    src, dst, flipped = edges
+    points = list(
+        zip(x[v_count:].tolist(), layer_mid[dummies.item_layer[v_count:]].tolist(), strict=True)
+    )
+    starts = dummies.first[routed] - v_count
+    bends = [
+        points[a:b]
+        for a, b in zip(starts.tolist(), (starts + dummies.count[routed]).tolist(), strict=True)
+    ]
+    for i in np.flatnonzero(flipped[routed]).tolist():
+        bends[i].reverse()
+    keys = zip(item_id[src[routed]].tolist(), item_id[dst[routed]].tolist(), strict=True)
+    return dict(zip(keys, bends, strict=True))
 
 
 def layered_layout(
@@ -163,11 +205,11 @@ def layered_layout(
     """Lay ``nodes`` out top to bottom so that edges point down (see the module docstring).
 
     ``progress(fraction)`` is called with nondecreasing fractions, the last one 1.0;
-    ``cancel()`` is polled between steps and every few hundred layers of each sweep, and
+    ``cancel()`` is polled between steps and during each sweep, and
     :class:`Cancelled` is raised as soon as it returns True. Output depends only on the
     input (order included). Raises ValueError for duplicate node ids, edges to unknown ids
-    or invalid options. Cost: about 0.1 s per 10k nodes (see ``bench/bench_layout.py``);
-    memory linear in nodes + edges + dummies.
+    or invalid options. Cost: about 0.25 s per 100k nodes of model-like graphs on one core
+    (see ``bench/bench_layout.py``); memory linear in nodes + edges + dummies.
     """
     return layered_layout_of(
         [node.id for node in nodes],
@@ -202,7 +244,7 @@ def layered_layout_of(
     control.report(0.0)
     control.check()
     ids = list(ids)
-    index = {node_id: k for k, node_id in enumerate(ids)}
+    index = dict(zip(ids, range(len(ids)), strict=True))
     if len(index) != len(ids):
         dup = next(i for i, count in Counter(ids).items() if count > 1)
         raise ValueError(f"node id {dup!r} appears more than once; ids must be unique")
@@ -256,7 +298,7 @@ def layered_layout_of(
     control.report(0.2)
     control.check()
 
-    layers = order_layers(
+    flat, layer_start = order_layers(
         dummies.item_layer,
         item_comp,
         dummies.seg_u,
@@ -266,7 +308,7 @@ def layered_layout_of(
         (0.2, 0.8),
     )
     x = place_x(
-        layers,
+        flat,
         dummies.item_layer,
         item_comp,
         item_width,
@@ -279,39 +321,29 @@ def layered_layout_of(
     control.report(0.9)
     control.check()
 
-    n_layers = len(layers)
+    n_layers = len(layer_start) - 1
     layer_height = np.zeros(n_layers)
     item_height = height[origin]
     np.maximum.at(layer_height, layer, item_height)
     layer_top = np.concatenate([[0.0], np.cumsum(layer_height + options.layer_gap)[:-1]])
     left = x[:v_count] - item_width[:v_count] * 0.5
     top = layer_top[layer] + (layer_height[layer] - item_height) * 0.5
+    k = len(kept)
     if rounded:  # node positions only; proxy copies stay exact
-        k = len(kept)
         left[:k] = np.round(left[:k]) + 0.0  # + 0.0: no -0.0
         top[:k] = np.round(top[:k]) + 0.0
-    corners = list(zip(left.tolist(), top.tolist(), strict=True))
-
-    positions = {ids[k]: corners[i] for i, k in enumerate(kept.tolist())}
+    id_of = np.fromiter(ids, dtype=object, count=n)  # gathers give the caller's id objects
+    kept_ids = ids if k == n else id_of[kept].tolist()
+    lefts, tops = left.tolist(), top.tolist()
+    positions = dict(zip(kept_ids, zip(lefts[:k], tops[:k], strict=True), strict=True))
     proxies: dict[int, list[tuple[int, tuple[float, float]]]] = {}
-    for p, (s, c) in enumerate(zip(proxy_source.tolist(), proxy_consumer.tolist(), strict=True)):
-        proxies.setdefault(ids[s], []).append((ids[c], corners[len(kept) + p]))
-
-    routes: dict[tuple[int, int], list[tuple[float, float]]] = {}
-    if n_items > v_count:
-        mid = layer_top + layer_height * 0.5
-        bend_x = x[v_count:].tolist()
-        bend_y = mid[dummies.item_layer[v_count:]].tolist()
-        firsts = dummies.first.tolist()
-        counts = dummies.count.tolist()
-        src_l, dst_l, flip_l = w_src.tolist(), w_dst.tolist(), flipped.tolist()
-        origin_l = origin.tolist()
-        for e in np.flatnonzero(dummies.count).tolist():
-            a = firsts[e] - v_count
-            bends = list(zip(bend_x[a : a + counts[e]], bend_y[a : a + counts[e]], strict=True))
-            if flip_l[e]:
-                bends.reverse()
-            routes[(ids[origin_l[src_l[e]]], ids[origin_l[dst_l[e]]])] = bends
+    proxy_corners = zip(lefts[k:], tops[k:], strict=True)
+    proxy_ends = zip(id_of[proxy_source].tolist(), id_of[proxy_consumer].tolist(), strict=True)
+    for (s, c), corner in zip(proxy_ends, proxy_corners, strict=True):
+        proxies.setdefault(s, []).append((c, corner))
+    routes = _routes(
+        dummies, x, layer_top + layer_height * 0.5, v_count, id_of[origin], (w_src, w_dst, flipped)
+    )
     right = float(max((x + item_width * 0.5).max(), 0.0))
     bottom = float(layer_top[-1] + layer_height[-1])
     control.report(1.0)
