@@ -5,7 +5,8 @@ exporter's ``pkg.torch.onnx.name_scopes`` node metadata, local-function calls an
 A :class:`Hierarchy` is a tree of :class:`Group` records; each group knows the node keys
 directly inside it, and answers (lazily, cached) its op counts, parameter count and bytes
 (initializers its nodes read; external data is never read) and the values crossing its
-border. Qt-free; grouping a 100,000-node scope takes well under half a second.
+border. Qt-free. How the tree is found: :mod:`designer.core.hierarchy_tree`; its time at
+100,000 nodes (target ≤ 0.5 s): ``bench/bench_hierarchy.py``.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from dataclasses import dataclass, field
 import onnx
 
 from designer.core.document import Document
-from designer.core.scope import MAIN_SCOPE, Scope, ScopeId
-from designer.core.scope_path import name_path, scope_path
+from designer.core.gcpause import gc_paused
+from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.core.summary import type_text
 from designer.core.tensor_sizes import tensor_nbytes
 from designer.core.view_groups import apply_view_groups, view_groups
-from designer.core.walk import graph_attributes
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +53,7 @@ class GroupInfo:
         return text
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Group:
     """One module scope (``kind`` "scope"), local-function call ("function"), node with
     subgraphs ("subgraph") or hand-made view-only group ("view") of a graph scope.
@@ -279,123 +279,18 @@ def _elements(tensor: onnx.TensorProto) -> int:
     return count
 
 
-#: Standard operators holding graph attributes; other domains are checked node by node.
-_SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
-_STANDARD = frozenset({"", "ai.onnx", "ai.onnx.ml"})
-
-
 def build_hierarchy(doc: Document, scope_id: ScopeId = MAIN_SCOPE) -> Hierarchy:
     """The group tree of ``scope_id``. Children keep the order in which their first node
     appears; a local-function call or a node holding subgraphs is a leaf group of its own
     (kind "function" / "subgraph") under its module scope. O(nodes)."""
-    scope = doc.scope(scope_id)
-    root = Group(())
-    by_path: dict[tuple[str, ...], Group] = {(): root}
-    by_prefix: dict[str, Group] = {}
-    functions = {(f.domain, f.name, f.overload) for f in doc.model.functions}
-    names = {(f.domain, f.name) for f in doc.model.functions}
+    from designer.core.hierarchy_tree import group_tree  # it builds Group records
 
-    def group_for(path: tuple[str, ...]) -> Group:
-        group = by_path.get(path)
-        if group is None:
-            parent = group_for(path[:-1])
-            group = by_path[path] = Group(path, parent=parent)
-            parent.children.append(group)
-        return group
-
-    for key, node in zip(scope.keys, scope.proto.node, strict=True):
-        meta = node.metadata_props
-        if len(meta):
-            group = group_for(scope_path(node))
-        else:
-            name = node.name
-            cut = name.rfind("/")
-            prefix = name[:cut] if cut > 0 else ""
-            group = by_prefix.get(prefix)  # type: ignore[assignment]
-            if group is None:
-                group = by_prefix[prefix] = group_for(name_path(name))
-        op_type = node.op_type
-        domain = node.domain
-        if names and (domain, op_type) in names:
-            fid = (domain, op_type, node.overload)
-            if fid in functions:
-                group = _leaf(group, node, key, "function", (ScopeId(fid),), by_path)
-        elif (op_type in _SUBGRAPH_OPS or domain not in _STANDARD) and any(
-            True for _ in graph_attributes(node)
-        ):
-            inner = tuple(doc.subscope_ids(scope_id, key))
-            group = _leaf(group, node, key, "subgraph", inner, by_path)
-        group.own_keys.append(key)
-    if root.own_keys and root.children:
-        _adopt_loose(scope, root)
-    hand = view_groups(doc, scope_id)
-    if hand:  # view-only groups made by hand (designer.core.view_groups)
-        apply_view_groups(root, hand)
+    with gc_paused():  # tens of thousands of groups: no collections while they are made
+        root = group_tree(doc, scope_id)
+        hand = view_groups(doc, scope_id)
+        if hand:  # view-only groups made by hand (designer.core.view_groups)
+            apply_view_groups(root, hand)
     return Hierarchy(doc, scope_id, root)
-
-
-def _adopt_loose(scope: Scope, root: Group) -> None:
-    """Move unscoped top-level nodes that read only initializers (or nothing) — the
-    Constant and weight-tying Identity nodes exporters hoist out of their modules — into
-    the innermost group holding all their consumers."""
-    inits = set(scope.initializer_names())
-    loose: dict[str, int] = {}
-    for key in root.own_keys:
-        node = scope.node(key)
-        if all(not n or n in inits for n in node.input) and len(node.output) == 1:
-            loose[node.output[0]] = key
-    if not loose:
-        return
-    where: dict[int, Group] = {}
-    for group in root.walk():
-        if group.path:
-            for key in group.own_keys:
-                where[key] = group
-    target: dict[int, tuple[str, ...]] = {}
-    for key, node in scope.nodes():
-        reader = where.get(key)
-        for name in node.input:
-            source = loose.get(name)
-            if source is None:
-                continue
-            path = reader.path if reader is not None and reader.kind == "scope" else ()
-            if source in target:
-                path = _common(target[source], path)
-            target[source] = path
-    by_path = {g.path: g for g in root.walk()}
-    moved: set[int] = set()
-    for key, path in target.items():
-        if path:
-            by_path[path].own_keys.append(key)
-            moved.add(key)
-    if moved:
-        root.own_keys = [k for k in root.own_keys if k not in moved]
-
-
-def _common(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return a[:n]
-
-
-def _leaf(
-    parent: Group,
-    node: onnx.NodeProto,
-    key: int,
-    kind: str,
-    inner: tuple[ScopeId, ...],
-    by_path: dict[tuple[str, ...], Group],
-) -> Group:
-    label = node.name.rsplit("/", 1)[-1] if node.name else f"{node.op_type}#{key}"
-    path = (*parent.path, label)
-    while path in by_path:  # two unnamed calls, or a call named like a module scope
-        path = (*parent.path, f"{path[-1]}#{key}")
-    group = by_path[path] = Group(path, kind, parent, node_key=key, inner_scopes=inner)
-    parent.children.append(group)
-    return group
 
 
 def auto_depth(hierarchy: Hierarchy, max_boxes: int = 60) -> int:
