@@ -39,6 +39,7 @@ lint: $(DEVSTAMP)
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"
 	$(PY) bench/bench_core.py
+	$(PY) bench/bench_open.py
 	$(PY) bench/bench_layout.py
 	$(PY) bench/bench_transforms.py
 	$(PY) bench/bench_activities.py

@@ -15,6 +15,8 @@ tensor data is read or copied.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from math import prod
 
 import onnx
 from onnx import AttributeProto, TensorProto
@@ -36,6 +38,14 @@ MAX_RANK = 64
 _DATA_TYPES = frozenset(TensorProto.DataType.values())
 _ATTRIBUTE_TYPES = frozenset(AttributeProto.AttributeType.values())
 _UNDEFINED = TensorProto.UNDEFINED
+_EXTERNAL = TensorProto.EXTERNAL
+#: Bits per element of the fixed-width data types, from tensor_bytes_needed itself (the
+#: bytes 8 elements need): the fast path of _Walker.tensor computes the same sizes.
+_ELEMENT_BITS = {
+    dtype: bits
+    for dtype in _DATA_TYPES
+    if (bits := tensor_bytes_needed(TensorProto(data_type=dtype, dims=[8]))) is not None
+}
 
 _SCALAR_ATTRIBUTES = frozenset(
     {
@@ -79,11 +89,28 @@ class ModelProblem(Exception):
 
 def model_problem(model: onnx.ModelProto) -> str | None:
     """Why ``model`` cannot be worked with (one line naming the node or tensor), or None."""
+    return check_model(model).problem
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """What :func:`check_model` found."""
+
+    problem: str | None  # as model_problem says
+    #: Whether a tensor may be stored externally: one was (data_location EXTERNAL), or an
+    #: attribute holds tensors or graphs its type does not say (the walk did not look
+    #: into those). False is certain: no tensor of the model is external.
+    maybe_external: bool
+
+
+def check_model(model: onnx.ModelProto) -> ModelCheck:
+    """:func:`model_problem`, and whether any tensor may be external, in one walk."""
+    walker = _Walker()
     try:
-        _Walker().model(model)
+        walker.model(model)
     except ModelProblem as exc:
-        return one_line(str(exc))
-    return None
+        return ModelCheck(one_line(str(exc)), True)
+    return ModelCheck(None, walker.external or walker.unlooked)
 
 
 def text_of(value: object) -> str:
@@ -94,6 +121,10 @@ def text_of(value: object) -> str:
 
 
 class _Walker:
+    def __init__(self) -> None:
+        self.external = False  # a tensor with data_location EXTERNAL was seen
+        self.unlooked = False  # an attribute of a plain type holds tensors or graphs
+
     def model(self, model: onnx.ModelProto) -> None:
         where = "the model"
         self.strings(
@@ -171,22 +202,19 @@ class _Walker:
             self.tensor(sparse.values, f"{where}: sparse initializer")
             self.tensor(sparse.indices, f"{where}: sparse initializer indices")
             self.dims(sparse.dims, f"{where}: sparse initializer '{sparse.values.name}'")
+        join = "".join  # raises TypeError on bytes: the fast test that all is text
         for node in graph.node:
-            if (
-                node.name.__class__ is str
-                and node.op_type.__class__ is str
-                and node.domain.__class__ is str
-                and _all_text(node.input)
-                and _all_text(node.output)
-                and node.overload.__class__ is str
-                and node.doc_string.__class__ is str
-            ):
-                attributes = node.attribute
-                if attributes:
-                    for attr in attributes:
-                        self.attribute(attr, node, where, depth)
+            try:
+                join((node.name, node.op_type, node.domain, node.overload, node.doc_string))
+                join(node.input)
+                join(node.output)
+            except TypeError:
+                self.node(node, where, depth)  # names what is not text
                 continue
-            self.node(node, where, depth)
+            attributes = node.attribute
+            if attributes:
+                for attr in attributes:
+                    self.attribute(attr, node, where, depth)
 
     def function(self, fn: onnx.FunctionProto) -> None:
         self.strings(
@@ -239,6 +267,22 @@ class _Walker:
     def attribute(
         self, attr: AttributeProto, node: onnx.NodeProto | None, where: str, depth: int
     ) -> None:
+        if (
+            attr.type in _SCALAR_ATTRIBUTES
+            and attr.name.__class__ is str
+            and attr.ref_attr_name.__class__ is str
+            and attr.doc_string.__class__ is str
+        ):  # the common case; what the walk does not look into is noted
+            if not self.unlooked and (
+                attr.HasField("t")
+                or attr.HasField("g")
+                or attr.HasField("sparse_tensor")
+                or attr.tensors
+                or attr.graphs
+            ):
+                self.unlooked = True
+            return
+
         def here() -> str:
             prefix = _node_where(node, where) if node is not None else where
             return f"{prefix}, attribute '{attr.name}'"
@@ -256,7 +300,8 @@ class _Walker:
         if attr.type not in _ATTRIBUTE_TYPES:
             raise ModelProblem(f"{here()}: attribute type {attr.type} is not one ONNX defines")
         kind = attr.type
-        if kind in _SCALAR_ATTRIBUTES:
+        if kind in _SCALAR_ATTRIBUTES:  # (the fast path above takes these)
+            self.unlooked = True  # not looked into: cautious
             return
         if attr.HasField("t"):
             self.tensor(attr.t, f"{here()}: tensor")
@@ -342,6 +387,29 @@ class _Walker:
             raise ModelProblem(f"{where}: dims {dims} declare {count:.3g} elements; too large")
 
     def tensor(self, tensor: TensorProto, where: str) -> None:
+        if tensor.data_location == _EXTERNAL:
+            self.external = True
+        elif (
+            tensor.name.__class__ is str
+            and tensor.doc_string.__class__ is str
+            and not tensor.external_data
+            and not tensor.HasField("segment")
+        ):  # the common case, in one go: inline data of a fixed-width type that fits
+            bits = _ELEMENT_BITS.get(tensor.data_type)
+            dims = tensor.dims[:]
+            if bits is not None and len(dims) <= MAX_RANK and (not dims or min(dims) >= 0):
+                count = prod(dims)
+                needed = (count * bits + 7) // 8  # as tensor_bytes_needed says
+                if (
+                    count <= MAX_TENSOR_BYTES
+                    and needed <= MAX_TENSOR_BYTES
+                    and needed
+                    and needed == len(tensor.raw_data)
+                ):
+                    return
+        self._tensor(tensor, where)
+
+    def _tensor(self, tensor: TensorProto, where: str) -> None:
         if tensor.name.__class__ is not str:
             raise ModelProblem(f"{where} name {text_of(tensor.name)!r} is not valid UTF-8 text")
         here = f"{where} '{tensor.name}'" if tensor.name else where

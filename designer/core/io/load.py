@@ -16,7 +16,7 @@ from designer.core.io.external import (
     is_external,
     iter_model_tensors,
 )
-from designer.core.validate import model_problem
+from designer.core.validate import check_model
 
 PROTOBUF_LIMIT = 2**31 - 1
 
@@ -55,8 +55,9 @@ def read_model(path: Path | str, base_dir: Path | None = None) -> onnx.ModelProt
     External tensors stay references (read later, on demand); each one is checked to exist
     and to be long enough, relative to ``base_dir`` (default: the model's folder).
     Raises ModelLoadError with a one-line message naming the file.
-    Cost: one read of the file and one protobuf parse; the external-data check is skipped
-    entirely when the file has no external references.
+    Cost: one read of the file, one protobuf parse and one walk over the graph structure
+    (designer.core.validate); the external-data check only runs when that walk saw an
+    external tensor.
     """
     path = Path(path)
     try:
@@ -93,12 +94,11 @@ def read_model(path: Path | str, base_dir: Path | None = None) -> onnx.ModelProt
             f"{path}: not an ONNX model (the protobuf data is invalid or truncated: {exc})"
         ) from None
     _require_model(model, path)
-    problem = model_problem(model)
-    if problem is not None:
-        raise ModelLoadError(f"{path}: {problem}")
-    # Only then can a tensor be external: a "location" key, or data_location (field 14)
-    # = EXTERNAL (bytes 0x70 0x01) without one, which is refused by name.
-    if b"location" in data or b"\x70\x01" in data:
+    checked = check_model(model)
+    if checked.problem is not None:
+        raise ModelLoadError(f"{path}: {checked.problem}")
+    # The same walk saw every tensor's data_location: only then is one external.
+    if checked.maybe_external:
         _check_external(model, path, base_dir or path.parent)
     return model
 

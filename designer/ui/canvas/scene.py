@@ -263,7 +263,7 @@ class CanvasScene(QGraphicsScene):
         return collapsed_graph(self, graph)
 
     def sizes(self, graph: ViewGraph) -> dict[int, tuple[float, float]]:
-        return {n.key: st.node_size(n) for n in graph.nodes}
+        return st.node_sizes(graph.nodes)
 
     def rebuild(
         self,
@@ -432,11 +432,9 @@ class CanvasScene(QGraphicsScene):
                 return set(old_nodes) | set(new_nodes)
             self.graph = new
             self.long_links &= set(new.edges)
-            sizes = {
-                n.key: st.node_size(n)
-                for k, n in new_nodes.items()
-                if k not in proxied and old_nodes.get(k) != n
-            }
+            sizes = st.node_sizes(
+                n for k, n in new_nodes.items() if k not in proxied and old_nodes.get(k) != n
+            )
             self._place_missing_keys(sizes)
             changed: set[int] = set()
             for key in old_nodes.keys() - new_nodes.keys():
@@ -477,7 +475,7 @@ class CanvasScene(QGraphicsScene):
 
     def _place_missing_keys(self, sizes: dict[int, tuple[float, float]]) -> None:
         if any(k not in self.positions for k in sizes):
-            full = {n.key: st.node_size(n) for n in self.graph.nodes if n.key not in self.proxied}
+            full = st.node_sizes(n for n in self.graph.nodes if n.key not in self.proxied)
             full.update(sizes)
             self.set_positions(place_missing(self.graph, self.positions, full))
 

@@ -7,6 +7,7 @@ the bottom edge.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache, lru_cache
 
 from PySide6.QtCore import QPointF, Qt
@@ -156,26 +157,74 @@ def text_width(text: str, which: str = "name") -> float:
     try:
         return float(sum(map(table.__getitem__, text)))
     except KeyError:  # a character not seen yet: measure the missing ones once
-        metrics = _metrics(which)
-        for ch in set(text) - table.keys():
-            table[ch] = metrics.horizontalAdvance(ch)
+        _measure(set(text) - table.keys(), which)
         return float(sum(map(table.__getitem__, text)))
+
+
+def _measure(chars: Iterable[str], which: str) -> None:
+    table = _ADVANCE[which]
+    metrics = _metrics(which)
+    for ch in chars:
+        table[ch] = metrics.horizontalAdvance(ch)
+
+
+def _type_width(op_type: str) -> float:
+    width = _TYPE_WIDTH.get(op_type)
+    if width is None:
+        width = _TYPE_WIDTH[op_type] = text_width(op_type, "type") + 24.0
+    return width
+
+
+_OP, _GROUP = NodeKind.OP, NodeKind.GROUP
 
 
 def node_size(node: ViewNode) -> tuple[float, float]:
     """Width and height of ``node``'s box: fits its name and op type (up to MAX_WIDTH, longer
     names are elided) and spaces its terminals at least TERMINAL_SPACING apart."""
-    boxed = node.kind == NodeKind.OP or node.kind == NodeKind.GROUP
-    height = OP_HEIGHT if boxed else IO_HEIGHT
     text = text_width(node.name)
-    if boxed:
-        op_width = _TYPE_WIDTH.get(node.op_type)
-        if op_width is None:
-            op_width = _TYPE_WIDTH[node.op_type] = text_width(node.op_type, "type") + 24.0
-        text = text if text > op_width else op_width
-    width = min(MAX_WIDTH, max(MIN_WIDTH, text + 2 * TEXT_PAD))
-    terminals = max(len(node.inputs), len(node.outputs))
-    return max(width, (terminals + 1) * TERMINAL_SPACING), height
+    kind = node.kind
+    if kind is _OP or kind is _GROUP:
+        height = OP_HEIGHT
+        op_width = _TYPE_WIDTH.get(node.op_type) or _type_width(node.op_type)
+        if op_width >= text:
+            text = op_width
+    else:
+        height = IO_HEIGHT
+    width = text + 2 * TEXT_PAD
+    width = MIN_WIDTH if width <= MIN_WIDTH else MAX_WIDTH if width > MAX_WIDTH else width
+    inputs, outputs = len(node.inputs), len(node.outputs)
+    spaced = ((inputs if inputs > outputs else outputs) + 1) * TERMINAL_SPACING
+    return (width if width >= spaced else spaced), height
+
+
+def node_sizes(nodes: Iterable[ViewNode]) -> dict[int, tuple[float, float]]:
+    """``{node.key: node_size(node)}`` for a whole graph, the same numbers in about half the
+    time: the formula with its look-ups hoisted out of the loop."""
+    advance = _ADVANCE["name"].__getitem__
+    type_width = _TYPE_WIDTH.get
+    pad = 2 * TEXT_PAD
+    op, group = _OP, _GROUP
+    sizes: dict[int, tuple[float, float]] = {}
+    for node in nodes:
+        name = node.name
+        try:
+            text = sum(map(advance, name), 0.0)
+        except KeyError:  # a character not measured yet
+            text = text_width(name)
+        kind = node.kind
+        if kind is op or kind is group:
+            height = OP_HEIGHT
+            op_width = type_width(node.op_type) or _type_width(node.op_type)
+            if op_width >= text:
+                text = op_width
+        else:
+            height = IO_HEIGHT
+        width = text + pad
+        width = MIN_WIDTH if width <= MIN_WIDTH else MAX_WIDTH if width > MAX_WIDTH else width
+        inputs, outputs = len(node.inputs), len(node.outputs)
+        spaced = ((inputs if inputs > outputs else outputs) + 1) * TERMINAL_SPACING
+        sizes[node.key] = (width if width >= spaced else spaced), height
+    return sizes
 
 
 def elide(text: str, which: str, width: float) -> str:
