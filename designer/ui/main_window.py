@@ -172,8 +172,26 @@ class MainWindow(QMainWindow):
             tab.show_banner(session.layout_warning)
         self.tabs.setCurrentIndex(index)
         self.stack.setCurrentWidget(self.tabs)
-        session.check_now()
+        self._check_when_drawn(tab)
         return tab
+
+    def _check_when_drawn(self, tab: DocumentTab) -> None:
+        """Run the type checker now, or, while a big model is laid out off the GUI thread,
+        once it is drawn (and collapsed): the checker of a 100k-node model is seconds of
+        Python that would share the interpreter with the layout and the drawing."""
+        view, session = tab.view, tab.session
+        if view.job is None:
+            session.check_now()
+            return
+
+        def drawn(busy: bool) -> None:
+            if not busy:
+                view.layoutBusy.disconnect(drawn)
+                QTimer.singleShot(
+                    0, session, lambda: None if session.closed else session.check_now()
+                )
+
+        view.layoutBusy.connect(drawn)
 
     def canvas_menu(self, tab: DocumentTab, scene_pos: QPointF) -> QMenu:
         """The canvas context menu: editing, arrangement, every dock window, plug-in items."""

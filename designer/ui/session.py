@@ -114,6 +114,7 @@ class DocumentSession(QObject):
         self._clean_slot = _weak(self, "_on_clean_changed")
         self.undo_stack.cleanChanged.connect(self._clean_slot)
         self._failed_slot = _weak(self, "_on_history_failed")
+        self.closed = False  # close() ran: no more checks
         self.undo_stack.failed.connect(self._failed_slot)
 
     # --- opening and saving -----------------------------------------------------------------
@@ -259,6 +260,7 @@ class DocumentSession(QObject):
 
     def close(self) -> None:
         """Stop background work and detach from the document (the tab is going away)."""
+        self.closed = True
         self._check_timer.stop()
         self._generation = -1
         self._unsubscribe()
