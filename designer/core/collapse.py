@@ -39,10 +39,40 @@ def auto_graph_depth(graph: ViewGraph, hierarchy: Hierarchy, max_boxes: int = 60
     0 when even that is more."""
     best = 0
     for depth in range(hierarchy.depth() + 1):
-        if len(collapse_graph(graph, hierarchy, groups_below(hierarchy, depth)).nodes) > max_boxes:
+        if collapsed_count(graph, hierarchy, depth) > max_boxes:
             break
         best = depth
     return best
+
+
+def collapsed_count(graph: ViewGraph, hierarchy: Hierarchy, depth: int) -> int:
+    """``len(collapse_graph(graph, hierarchy, groups_below(hierarchy, depth)).nodes)``
+    counted without building the boxes (their captions read every node of the group)."""
+    target = depth + 1
+    group_of = hierarchy.group_of
+    box_of: dict[int, Group | None] = {}  # id(holder) → its box (None: not collapsed)
+    boxes: set[int] = set()
+    loose = 0
+    for node in graph.nodes:
+        holder = group_of.get(node.key) if node.kind is NodeKind.OP else None
+        if holder is None:
+            loose += 1
+            continue
+        if id(holder) in box_of:
+            box = box_of[id(holder)]
+        else:
+            box = None
+            group: Group | None = holder
+            while group is not None:  # the outermost collapsed group holding it
+                if group.depth == target and group.path:
+                    box = group
+                group = group.parent
+            box_of[id(holder)] = box
+        if box is None:
+            loose += 1
+        else:
+            boxes.add(id(box))
+    return loose + len(boxes)
 
 
 def parse_depth(text: str, graph: ViewGraph, hierarchy: Hierarchy) -> int:

@@ -81,3 +81,23 @@ def test_depth_parsing_and_auto() -> None:
     for bad in ("x", "-1", "1.5"):
         with pytest.raises(ValueError, match="--collapse"):
             parse_depth(bad, graph, h)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["llama_24l_h64.torchscript.onnx", "llama_24l_h64.dynamo.onnx", "googlenet.dynamo.onnx"],
+)
+def test_collapsed_count_is_the_size_of_the_collapsed_graph(name: str) -> None:
+    """auto_graph_depth counts boxes without building them: the count must be exactly the
+    number of nodes collapse_graph draws, at every level (and one level past the deepest)."""
+    from designer.core.collapse import collapse_graph, collapsed_count, groups_below
+
+    doc = open_document(model(name))
+    graph = build_view_graph(doc, doc.scope().id)
+    hierarchy = build_hierarchy(doc)
+    counts = []
+    for depth in range(hierarchy.depth() + 2):
+        drawn = collapse_graph(graph, hierarchy, groups_below(hierarchy, depth))
+        assert collapsed_count(graph, hierarchy, depth) == len(drawn.nodes), depth
+        counts.append(len(drawn.nodes))
+    assert counts[0] < counts[-1] == len(graph.nodes)  # from boxes to the flat graph
