@@ -79,19 +79,19 @@ class OverviewData:
         )
 
 
-def _snapped(rows: np.ndarray, scale: float) -> np.ndarray:
+def snapped(rows: np.ndarray, scale: float) -> np.ndarray:
     """``rows`` (boxes or segments) rounded to a quarter pixel with duplicates dropped, when
     there are many: far out, thousands of nodes share a pixel (at fit zoom 100k boxes become
     a few thousand, and building one Qt object per row is the cost of a tile)."""
     if len(rows) <= SNAP_ROWS:
         return rows
     grid = 4.0 * scale
-    snapped = np.round(rows * grid)
-    if np.abs(snapped).max() < 2**15:  # pack each row into one int64 (a 1-D unique is 10x faster)
-        packed = (snapped.astype(np.int64) + 2**15) << np.array([48, 32, 16, 0], dtype=np.int64)
+    rounded = np.round(rows * grid)
+    if np.abs(rounded).max() < 2**15:  # pack each row into one int64 (a 1-D unique is 10x faster)
+        packed = (rounded.astype(np.int64) + 2**15) << np.array([48, 32, 16, 0], dtype=np.int64)
         _keys, first = np.unique(packed.sum(axis=1), return_index=True)
-        return snapped[first] / grid
-    return np.unique(snapped, axis=0) / grid
+        return rounded[first] / grid
+    return np.unique(rounded, axis=0) / grid
 
 
 class OverviewItem(QGraphicsItem):
@@ -255,7 +255,7 @@ class OverviewController:
         pen = QPen(st.EDGE, 0)
         pen.setCosmetic(True)
         painter.setPen(pen)
-        lines = _snapped(data.segments[segments], scale)
+        lines = snapped(data.segments[segments], scale)
         painter.drawLines([QLineF(*row) for row in lines.tolist()])
         painter.setPen(Qt.PenStyle.NoPen)
         for flag, color in ((False, st.OVERVIEW_NODE), (True, st.INPUT_FILL.darker(140))):
@@ -264,7 +264,7 @@ class OverviewController:
                 painter.setBrush(color)
                 rows = data.boxes[chosen].copy()
                 rows[:, 2:] = np.maximum(rows[:, 2:], 1.5 / scale)  # at least 1.5 pixels
-                rows = _snapped(rows, scale)
+                rows = snapped(rows, scale)
                 painter.drawRects([QRectF(*row) for row in rows.tolist()])
         painter.end()
         return image

@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QP
 from PySide6.QtWidgets import QDockWidget, QSizePolicy, QWidget
 
 from designer.ui.canvas import style as st
+from designer.ui.canvas.overview import snapped
 
 if TYPE_CHECKING:
     from designer.ui.canvas.view import CanvasView
@@ -90,14 +91,16 @@ class OverviewWidget(QWidget):
         pen = QPen(st.EDGE, 0)
         pen.setCosmetic(True)
         painter.setPen(pen)
-        painter.drawLines([QLineF(*row) for row in data.segments.tolist()])
+        # rounded to a quarter pixel with duplicates dropped (100k links become a few thousand
+        # lines at this scale: one Qt object per row is the cost of the picture)
+        painter.drawLines([QLineF(*row) for row in snapped(data.segments, self._scale).tolist()])
         painter.setPen(Qt.PenStyle.NoPen)
         for flag, color in ((False, st.OVERVIEW_NODE), (True, st.INPUT_FILL.darker(140))):
             rows = data.boxes[data.is_io == flag].copy()
             if len(rows):
                 rows[:, 2:] = np.maximum(rows[:, 2:], 1.5 / self._scale)  # >= 1.5 pixels
                 painter.setBrush(color)
-                painter.drawRects([QRectF(*row) for row in rows.tolist()])
+                painter.drawRects([QRectF(*row) for row in snapped(rows, self._scale).tolist()])
         painter.end()
         return image
 
