@@ -86,6 +86,8 @@ class Document:
         self.collapsed: dict[ScopeId, set[str]] = {}
         self.undo_stack = UndoStack(self)
         self._listeners: list[Listener] = []
+        #: Counts the change events that concern the model (not positions, not saving)
+        self.content_revision = 0
         self._keygen = _KeyGenerator()
         self._keys = _KeyState()
         self._scopes: dict[ScopeId, Scope] = {}
@@ -99,6 +101,8 @@ class Document:
         return lambda: self._listeners.remove(listener)
 
     def notify(self, event: DocumentEvent) -> None:
+        if event.kind not in (ChangeKind.POSITIONS, ChangeKind.SAVED):
+            self.content_revision += 1  # what the model says changed (views key caches on it)
         for listener in list(self._listeners):
             listener(event)
 

@@ -165,3 +165,26 @@ def test_lazy_items_draw_what_eager_items_draw(
         view.centerOn(x + 300.0, y + 100.0)
     a, b = pixels(lazy), pixels(eager)
     assert int(np.abs(a.astype(int) - b.astype(int)).max()) == 0
+
+
+def test_a_big_graph_is_built_once_per_change_of_the_model(qtbot, decoder_path: Path) -> None:
+    """Collapsing after the first layout or redrawing reuses the view graph (a 100k-node
+    graph costs a second to build); any change of the model builds it again."""
+    from designer.core.edits.nodes import RenameNode
+    from designer.core.scope import MAIN_SCOPE
+    from designer.ui.canvas.scene import CanvasScene
+
+    session = DocumentSession.open(decoder_path)
+    canvas = CanvasScene(session.doc, MAIN_SCOPE)
+    first = canvas.build_graph()
+    assert canvas.build_graph() is first  # nothing changed
+    session.doc.set_positions(MAIN_SCOPE, {first.nodes[0].key: (5.0, 5.0)})
+    assert canvas.build_graph() is first  # positions are not the model
+    key = next(n.key for n in first.nodes if n.kind.value == "op")
+    assert session.push(RenameNode(MAIN_SCOPE, key, "renamed_for_the_test"))
+    again = canvas.build_graph()
+    assert again is not first and any(n.name == "renamed_for_the_test" for n in again.nodes)
+    session.undo_stack.undo()
+    assert all(n.name != "renamed_for_the_test" for n in canvas.build_graph().nodes)
+    canvas.show_constants = True  # a view option builds it again too
+    assert canvas.build_graph() is not first

@@ -81,6 +81,7 @@ class CanvasScene(QGraphicsScene):
         self.visible_hint: QRectF | None = None
         self._tags: dict[int, list[tuple[int, str, bool]]] = {}  # see _set_tags
         self._ahead: tuple[int, QRectF] | None = None  # (generation, area) built last
+        self._full_graph: tuple[tuple[int, bool, frozenset[str]], ViewGraph] | None = None
         self.routes: dict[tuple[int, int], list[Point]] = {}
         self.proxied: dict[int, str] = {}
         # Outputs (node key, output index) → tensor drawn as a stub above each reader; and
@@ -253,12 +254,19 @@ class CanvasScene(QGraphicsScene):
             self.writing_positions = False
 
     def build_graph(self) -> ViewGraph:
-        graph = build_view_graph(
-            self.doc,
-            self.scope_id,
-            show_constants=self.show_constants,
-            pinned_outer=self.pinned_outer,
-        )
+        # A big graph is built once per change of the model: collapsing it after the first
+        # layout, or redrawing it, reuses it (and the module groups cached on it).
+        key = (self.doc.content_revision, self.show_constants, frozenset(self.pinned_outer))
+        if self._full_graph is not None and self._full_graph[0] == key:
+            graph = self._full_graph[1]
+        else:
+            graph = build_view_graph(
+                self.doc,
+                self.scope_id,
+                show_constants=self.show_constants,
+                pinned_outer=self.pinned_outer,
+            )
+            self._full_graph = (key, graph) if len(graph.nodes) > LAZY_NODES else None
         # a focused group alone, module scopes drawn as one box each (view state)
         return collapsed_graph(self, graph)
 
