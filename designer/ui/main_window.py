@@ -178,7 +178,8 @@ class MainWindow(QMainWindow):
     def _check_when_drawn(self, tab: DocumentTab) -> None:
         """Run the type checker now, or, while a big model is laid out off the GUI thread,
         once it is drawn (and collapsed): the checker of a 100k-node model is seconds of
-        Python that would share the interpreter with the layout and the drawing."""
+        Python on a pool thread, and sharing the interpreter with the layout, the drawing
+        and the docks doubled their time (and made it vary by seconds)."""
         view, session = tab.view, tab.session
         if view.job is None:
             session.check_now()
@@ -187,9 +188,14 @@ class MainWindow(QMainWindow):
         def drawn(busy: bool) -> None:
             if not busy:
                 view.layoutBusy.disconnect(drawn)
-                QTimer.singleShot(
-                    0, session, lambda: None if session.closed else session.check_now()
-                )
+                # Two turns of the event loop: the first runs after what the finished
+                # layout queued (a collapse of a big model), the second after the paints
+                # and dock updates that caused.
+                QTimer.singleShot(0, session, lambda: QTimer.singleShot(0, session, check))
+
+        def check() -> None:
+            if not session.closed:
+                session.check_now()
 
         view.layoutBusy.connect(drawn)
 

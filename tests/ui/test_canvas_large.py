@@ -188,3 +188,25 @@ def test_a_big_graph_is_built_once_per_change_of_the_model(qtbot, decoder_path: 
     assert all(n.name != "renamed_for_the_test" for n in canvas.build_graph().nodes)
     canvas.show_constants = True  # a view option builds it again too
     assert canvas.build_graph() is not first
+
+
+def test_a_big_model_is_type_checked_once_it_is_drawn(
+    window, qtbot, decoder_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The checker of a big model would share the interpreter with its layout and first
+    drawing: it starts once the model is drawn (and collapsed), not with the open."""
+    from designer.ui.session import DocumentSession as Session
+
+    started: list[Session] = []
+    real = Session.check_now
+
+    def check_now(self: Session) -> None:
+        started.append(self)
+        real(self)
+
+    monkeypatch.setattr(Session, "check_now", check_now)
+    window.open_files([decoder_path])
+    tab = window.tab()
+    assert tab.view.job is not None and not started  # laid out off the GUI thread, unchecked
+    qtbot.waitUntil(lambda: tab.session.check_result is not None, timeout=60_000)
+    assert started == [tab.session]  # one check, once drawn
