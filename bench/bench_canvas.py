@@ -4,7 +4,8 @@ Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_canvas.py [--sizes
 (a few minutes). It ends with a table of the speed targets (issue 15), each beside its limit;
 the layout of bench_layout's 100k graphs and a PNG export of a 30k-node model (a fresh
 ``onnx-designer export-image`` process) are measured too (``--no-extras`` skips them).
-Models are generated transformer decoder stacks (``canvas_models``).
+Models are generated transformer decoder stacks (``canvas_models``); each size is measured
+in a process of its own (RSS and frame times are those of a process holding that model).
 
 For each size it prints absolute medians and ratios against a reference measured in the
 same run: the plain QGraphicsScene way (a C++ rect item + two text items per node and a path
@@ -20,8 +21,10 @@ with every item built; RSS is the process's resident size after the 100%-zoom fr
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -101,6 +104,7 @@ def open_ours(path: Path) -> tuple[CanvasView, dict[str, float]]:
 
 def reference_scene(view: CanvasView) -> tuple[QGraphicsView, float]:
     """The plain way, same positions: C++ items, no LOD (build time in seconds)."""
+    view.canvas.build_all()  # ours, to read their geometry (not timed)
     start = time.perf_counter()
     scene = QGraphicsScene()
     for item in view.canvas.node_items.values():
@@ -158,19 +162,32 @@ RESULTS: dict[str, float] = {}
 REF: dict[str, str] = {}  # the in-process reference beside a result, when there is one
 
 
-def bench(size: int, tmp: Path, heap: bool) -> None:
-    layers = max(1, size // NODES_PER_LAYER)
+def write_model(size: int, tmp: Path) -> Path:
     path = tmp / f"decoder_{size}.onnx"
-    onnx.save(decoder_stack_model(layers), str(path))
+    onnx.save(decoder_stack_model(max(1, size // NODES_PER_LAYER)), str(path))
+    return path
+
+
+def bench(size: int, path: Path, heap: bool) -> None:
     view, times = open_ours(path)
     nodes = len(view.canvas.node_items)
-    print(f"\n== decoder stack, {nodes:,} canvas nodes, {len(view.canvas.edge_items):,} links ==")
+    links = len(view.canvas.geometry().edges)  # (edge_items would build every link item)
+    print(f"\n== decoder stack, {nodes:,} canvas nodes, {links:,} links ==")
     for k, v in times.items():
         print(f"  {k:<14} {v:8.2f} s")
     built = len(view.canvas.node_items.built)
     print(f"  node items built for the first view: {built:,} of {nodes:,}")
-    items = list(view.canvas.node_items.values())
-    centers = [items[int(i * (len(items) - 1) / 7)].sceneBoundingRect().center() for i in range(8)]
+    # eight places along the graph, from the positions (looking items up would build them all)
+    keys = list(view.canvas.node_items)
+    picked = [keys[int(i * (len(keys) - 1) / 7)] for i in range(8)]
+    sizes = view.canvas.node_items.sizes
+    centers = [
+        QPointF(
+            view.canvas.positions[k][0] + sizes[k][0] / 2,
+            view.canvas.positions[k][1] + sizes[k][1] / 2,
+        )
+        for k in picked
+    ]
 
     def ours_zoom(z: float) -> None:
         view.resetTransform()
@@ -245,8 +262,6 @@ def bench_layout_100k() -> None:
 
 def bench_export(tmp: Path) -> None:
     """``onnx-designer export-image`` of the 30k-node decoder stack to PNG, a fresh process."""
-    import subprocess
-
     path = tmp / "decoder_30000.onnx"
     onnx.save(decoder_stack_model(30_000 // NODES_PER_LAYER), str(path))
     start = time.perf_counter()
@@ -283,17 +298,42 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--no-heap", action="store_true", help="skip the tracemalloc pass")
     parser.add_argument("--no-extras", action="store_true", help="skip layout and export runs")
+    parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # a child: SIZE MODEL
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
     del app
+    if args.one:  # measured alone: RSS and frames are those of a process with one model
+        bench(int(args.one[0]), Path(args.one[1]), heap=not args.no_heap)
+        print(RESULTS_LINE + json.dumps({"results": RESULTS, "ref": REF}))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(s) for s in args.sizes.split(",")):
-            bench(size, Path(tmp), heap=not args.no_heap)
+            path = write_model(size, Path(tmp))
+            command = [sys.executable, __file__, "--one", str(size), str(path)]
+            if args.no_heap:
+                command.append("--no-heap")
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            for line in done.stdout.splitlines():
+                if line.startswith(RESULTS_LINE):
+                    child = json.loads(line[len(RESULTS_LINE) :])
+                    for key, value in child["results"].items():
+                        RESULTS[key] = (
+                            max(value, RESULTS.get(key, value)) if key == "heap" else value
+                        )
+                    REF.update(child["ref"])
+                else:
+                    print(line)
+            if done.returncode != 0:
+                print(f"  the {size:,}-node run failed:\n{done.stderr.strip()}")
         if not args.no_extras:
             print("\n== layout and export ==")
             bench_layout_100k()
             bench_export(Path(tmp))
     print_targets()
+
+
+#: How a child process hands its results to the parent (one line of its output).
+RESULTS_LINE = "BENCH-RESULTS "
 
 
 if __name__ == "__main__":
