@@ -266,22 +266,10 @@ class SceneGeometry:
         self._compute(np.array(self.touching(moved), dtype=np.intp))
 
     def boxes_in(self, rect: QRectF) -> np.ndarray:
-        b = self.boxes
-        return np.flatnonzero(
-            (b[:, 0] <= rect.right())
-            & (b[:, 0] + b[:, 2] >= rect.left())
-            & (b[:, 1] <= rect.bottom())
-            & (b[:, 1] + b[:, 3] >= rect.top())
-        )
+        return boxes_in(self.boxes, rect)
 
     def links_in(self, rect: QRectF) -> np.ndarray:
-        lo, hi = self.lo, self.hi
-        return np.flatnonzero(
-            (lo[:, 0] <= rect.right())
-            & (hi[:, 0] >= rect.left())
-            & (lo[:, 1] <= rect.bottom())
-            & (hi[:, 1] >= rect.top())
-        )
+        return bounds_in(self.lo, self.hi, rect)
 
     def segments(self) -> np.ndarray:
         """Straight pieces (k, 4) of every link: its ends, or through its bend points."""
@@ -300,6 +288,22 @@ class SceneGeometry:
             extra.extend((*p, *q) for p, q in itertools.pairwise(points))
         pieces = np.array(extra, dtype=np.float64).reshape(-1, 4)
         return np.concatenate([self.ends[plain], pieces])
+
+
+def boxes_in(boxes: np.ndarray, rect: QRectF) -> np.ndarray:
+    """Rows of ``boxes`` (x, y, w, h) that meet ``rect``."""
+    lo = boxes[:, :2]
+    return bounds_in(lo, lo + boxes[:, 2:], rect)
+
+
+def bounds_in(lo: np.ndarray, hi: np.ndarray, rect: QRectF) -> np.ndarray:
+    """Rows whose bounds (``lo`` x, y to ``hi`` x, y) meet ``rect``."""
+    return np.flatnonzero(
+        (lo[:, 0] <= rect.right())
+        & (hi[:, 0] >= rect.left())
+        & (lo[:, 1] <= rect.bottom())
+        & (hi[:, 1] >= rect.top())
+    )
 
 
 _KIND = operator.attrgetter("kind")

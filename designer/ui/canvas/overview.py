@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from designer.core.gcpause import gc_paused
 from designer.ui.canvas import style as st
+from designer.ui.canvas.lazy import bounds_in, boxes_in
 from designer.ui.canvas.scene import CanvasScene, draw_grid
 
 if TYPE_CHECKING:
@@ -61,22 +62,10 @@ class OverviewData:
         return int(np.count_nonzero(inside))
 
     def boxes_in(self, rect: QRectF) -> np.ndarray:
-        b = self.boxes
-        return np.flatnonzero(
-            (b[:, 0] <= rect.right())
-            & (b[:, 0] + b[:, 2] >= rect.left())
-            & (b[:, 1] <= rect.bottom())
-            & (b[:, 1] + b[:, 3] >= rect.top())
-        )
+        return boxes_in(self.boxes, rect)
 
     def segments_in(self, rect: QRectF) -> np.ndarray:
-        lo, hi = self._seg_lo, self._seg_hi
-        return np.flatnonzero(
-            (lo[:, 0] <= rect.right())
-            & (hi[:, 0] >= rect.left())
-            & (lo[:, 1] <= rect.bottom())
-            & (hi[:, 1] >= rect.top())
-        )
+        return bounds_in(self._seg_lo, self._seg_hi, rect)
 
 
 def snapped(rows: np.ndarray, scale: float) -> np.ndarray:
