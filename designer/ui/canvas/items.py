@@ -1,9 +1,9 @@
 """Canvas items. They only paint: geometry is set by the scene (``set_view``, ``set_path``)
 and every user intent is handled by the view, so no item ever changes the Document.
 
-One Python item per node and per link keeps a 100,000-node scene at about 1 s to build;
-terminals, problem icons, subgraph buttons and per-consumer input proxies are painted by
-the node item itself instead of being child items.
+One Python item per node and per link (a big scene builds them only as they come into view,
+designer.ui.canvas.lazy); terminals, problem icons, subgraph buttons and per-consumer input
+proxies are painted by the node item itself instead of being child items.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The canvas scene of one graph scope: one item per node and per link, kept in step with
 the Document incrementally (a changed node updates its item and its links; only a MODEL
 change rebuilds everything). The scene reads the document and never changes the model.
+A scene of more than LAZY_NODES nodes builds its items only as they come into view or are
+looked up (designer.ui.canvas.lazy); its boxes and links are arrays (:meth:`geometry`).
 
 Positions live in ``doc.positions[scope]`` (top-left corners); the scene reads them through
 the read-only :attr:`CanvasScene.positions`. Nodes without one get a quick placement next to
