@@ -150,10 +150,10 @@ def test_hundred_thousand_layers_build_fast() -> None:
     )
     doc = Document(helper.make_model(graph))
     model = ExplorerModel()
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other jobs on the machine do not count
     model.load(doc)
     model.set_name_filter("n9")
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert model.visible_count() == 11_111
     assert elapsed < 2.0, f"{elapsed:.2f} s for 100k layers"
 

@@ -113,9 +113,9 @@ def test_hundred_thousand_layers_by_scope_build_fast() -> None:
     doc.scope()
     m = ExplorerModel()
     m.load(doc)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other jobs on the machine do not count
     m.set_grouping("scope")
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert m.visible_count() == 100_000
     top = m.index(0, 0)
     assert str(top.data()) == "m (100000)"
