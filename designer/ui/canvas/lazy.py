@@ -9,7 +9,7 @@ time something needs it: the view asking for what lies in (and around) the visib
 (``scene.node_items[key]`` builds it). Far zooms draw the overview tiles from the arrays of
 :class:`SceneGeometry` and need no items at all.
 
-Scenes up to :data:`EAGER_NODES` nodes build every item at once, as before.
+Scenes up to ``designer.ui.canvas.scene.LAZY_NODES`` nodes build every item at once.
 """
 
 from __future__ import annotations
@@ -28,9 +28,6 @@ if TYPE_CHECKING:
     from PySide6.QtCore import QRectF
 
     from designer.ui.canvas.items import NodeItem
-
-#: Scenes with more drawable nodes than this build their items as they come into view.
-EAGER_NODES = 2_000
 
 Point = tuple[float, float]
 Size = tuple[float, float]

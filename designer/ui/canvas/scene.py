@@ -30,7 +30,7 @@ from designer.core.viewgraph import IMPLICIT, ViewEdge, ViewGraph, build_view_gr
 from designer.ui.canvas import style as st
 from designer.ui.canvas.collapse_view import collapsed_graph
 from designer.ui.canvas.items import EdgeItem, NodeItem, edge_path_xy
-from designer.ui.canvas.lazy import EAGER_NODES, LazyNodeItems, SceneGeometry, input_xy, output_xy
+from designer.ui.canvas.lazy import LazyNodeItems, SceneGeometry, input_xy, output_xy
 from designer.ui.canvas.placement import (
     Placement,
     Point,
@@ -48,7 +48,7 @@ CONTENT_PAD = 40.0
 
 #: Scenes with more drawable nodes than this build node and link items as they come into
 #: view (designer.ui.canvas.lazy); a zoomed-out view shows the overview, drawn from arrays.
-LAZY_NODES = EAGER_NODES
+LAZY_NODES = 2_000
 
 #: How far around the visible area items are built ahead (a share of its width and height).
 AHEAD = 0.5
@@ -286,13 +286,7 @@ class CanvasScene(QGraphicsScene):
         ``placement`` (a fresh layout) is written to the document's positions first;
         ``sizes`` are the node sizes when the caller computed them already."""
         with gc_paused():
-            self.clearSelection()
-            for item in [*self.node_items.built.values(), *self._edge_items.values()]:
-                self.removeItem(item)
-            self.node_items.clear()
-            self._edge_items.clear()
-            self._tags = {}
-            self._geometry = None
+            self.clear_items()
             self.graph = graph if graph is not None else self.build_graph()
             if sizes is None:
                 sizes = self.sizes(self.graph)
@@ -313,6 +307,16 @@ class CanvasScene(QGraphicsScene):
             self.update_scene_rect()
             self.generation += 1
             self.materialize(self.visible_hint)
+
+    def clear_items(self) -> None:
+        """Drop every item and what is known of the drawn nodes (a rebuild starts here)."""
+        self.clearSelection()
+        for item in [*self.node_items.built.values(), *self._edge_items.values()]:
+            self.removeItem(item)
+        self.node_items.clear()
+        self._edge_items.clear()
+        self._tags = {}
+        self._geometry = None
 
     def _place_missing(self, sizes: dict[int, tuple[float, float]]) -> None:
         self.set_positions(place_missing(self.graph, self.positions, sizes))

@@ -87,6 +87,7 @@ class CanvasViewBase(NavigationMixin):
         self._selection_pending = False
         self._legend: tuple[int, list[tuple[str, QColor]]] | None = None
         self._opened = False  # the first _open has run
+        self._drawn = False  # the first layout off the GUI thread has been drawn
         session.changed.connect(self._on_changed)
         session.checked.connect(self.canvas.set_check_result)
         self.canvas.selectionChanged.connect(self._schedule_selection)
@@ -158,7 +159,8 @@ class CanvasViewBase(NavigationMixin):
                 self.statusMessage.emit("Layout cancelled; nodes placed on a grid")
             else:
                 self.statusMessage.emit(f"Laid out in {job.seconds:.1f} s")
-            with gc_paused(freeze=True):  # (the first drawing: see _open)
+            first, self._drawn = not self._drawn, True
+            with gc_paused(freeze=first):  # (the first drawing: see _open)
                 if self._pending:  # the document changed meanwhile: draw what it is now
                     self._pending = self._model_pending = False
                     self.canvas.rebuild(self.canvas.build_graph(), placement)

@@ -92,12 +92,7 @@ class EngineScene(CanvasScene):
         if placement is None:
             placement = layout_graph(graph, sizes)
         with gc_paused():
-            self.clearSelection()
-            for old in [*self.node_items.values(), *self._edge_items.values()]:
-                self.removeItem(old)
-            self.node_items.clear()
-            self._edge_items.clear()
-            self._geometry = None
+            self.clear_items()
             self.graph = graph
             self.set_positions(placement.positions, replace=True)
             self.routes = placement.routes
