@@ -103,9 +103,13 @@ class ModelCheck:
     maybe_external: bool
 
 
-def check_model(model: onnx.ModelProto) -> ModelCheck:
-    """:func:`model_problem`, and whether any tensor may be external, in one walk."""
-    walker = _Walker()
+def check_model(model: onnx.ModelProto, *, text_checked: bool = False) -> ModelCheck:
+    """:func:`model_problem`, and whether any tensor may be external, in one walk.
+
+    ``text_checked``: every text field is known to be valid UTF-8 already
+    (:func:`designer.core.text_check.text_is_utf8` said so of the bytes the model was
+    parsed from), so the walk does not read the names of each node and tensor again."""
+    walker = _Walker(text_checked)
     try:
         walker.model(model)
     except ModelProblem as exc:
@@ -121,7 +125,8 @@ def text_of(value: object) -> str:
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, text_checked: bool = False) -> None:
+        self.text_checked = text_checked
         self.external = False  # a tensor with data_location EXTERNAL was seen
         self.unlooked = False  # an attribute of a plain type holds tensors or graphs
 
@@ -203,6 +208,12 @@ class _Walker:
             self.tensor(sparse.indices, f"{where}: sparse initializer indices")
             self.dims(sparse.dims, f"{where}: sparse initializer '{sparse.values.name}'")
         join = "".join  # raises TypeError on bytes: the fast test that all is text
+        if self.text_checked:  # only the attributes are left to look at
+            for node in graph.node:
+                if attributes := node.attribute:
+                    for attr in attributes:
+                        self.attribute(attr, node, where, depth)
+            return
         for node in graph.node:
             try:
                 join((node.name, node.op_type, node.domain, node.overload, node.doc_string))

@@ -16,6 +16,7 @@ from designer.core.io.external import (
     is_external,
     iter_model_tensors,
 )
+from designer.core.text_check import text_is_utf8
 from designer.core.validate import check_model
 
 PROTOBUF_LIMIT = 2**31 - 1
@@ -55,7 +56,8 @@ def read_model(path: Path | str, base_dir: Path | None = None) -> onnx.ModelProt
     External tensors stay references (read later, on demand); each one is checked to exist
     and to be long enough, relative to ``base_dir`` (default: the model's folder).
     Raises ModelLoadError with a one-line message naming the file.
-    Cost: one read of the file, one protobuf parse and one walk over the graph structure
+    Cost: one read of the file, two protobuf parses (the second checks that all text is
+    UTF-8: designer.core.text_check) and one walk over the graph structure
     (designer.core.validate); the external-data check only runs when that walk saw an
     external tensor.
     """
@@ -94,7 +96,9 @@ def read_model(path: Path | str, base_dir: Path | None = None) -> onnx.ModelProt
             f"{path}: not an ONNX model (the protobuf data is invalid or truncated: {exc})"
         ) from None
     _require_model(model, path)
-    checked = check_model(model)
+    # The text fields are checked in C by a second parse of the same bytes (the walk would
+    # read every name in Python); only when that parse refuses them does the walk read them.
+    checked = check_model(model, text_checked=text_is_utf8(data))
     if checked.problem is not None:
         raise ModelLoadError(f"{path}: {checked.problem}")
     # The same walk saw every tensor's data_location: only then is one external.
