@@ -193,6 +193,12 @@ class Document:
         self._keygen.next += 1
         return key
 
+    def _new_keys(self, count: int) -> list[int]:
+        """``count`` fresh keys, as ``count`` calls of :meth:`new_key` would give them."""
+        start = self._keygen.next
+        self._keygen.next = start + count
+        return list(range(start, start + count))
+
     def reserve_keys(self, max_key: int) -> None:
         """Make every key handed out from now on greater than ``max_key`` (keys that came
         from another document, e.g. a working copy's, must never be handed out again)."""
@@ -239,7 +245,7 @@ class Document:
             proto = self.model.graph
         keys = self._keys.keys.get(scope_id)
         if keys is None or len(keys) != len(proto.node):
-            keys = [self.new_key() for _ in range(len(proto.node))]
+            keys = self._new_keys(len(proto.node))
             self._keys.keys[scope_id] = keys
         scope = Scope(scope_id, proto, keys, parent)
         self._scopes[scope_id] = scope

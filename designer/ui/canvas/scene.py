@@ -159,22 +159,23 @@ class CanvasScene(QGraphicsScene):
 
     def _drawn_links(self) -> list[ViewEdge]:
         """The links drawn as links (not stubs, not from a proxied input, both ends drawn)."""
-        nodes, proxied, stubbed, long_links = (
-            self.node_items,
+        views, proxied, stubbed, long_links = (
+            self.node_items.views,  # (a dict: its membership test runs in C)
             self.proxied,
             self.stubbed,
             self.long_links,
         )
-        # (cheap int tests first: a tuple per link costs 0.1 s at 100k)
+        # (cheap int tests first: hashing a tuple per link costs 0.1 s at 100k)
         stub_sources = {key for key, _slot in stubbed}
+        long_sources = {e.source for e in long_links} if long_links else set()
         return [
             e
             for e in self.graph.edges
-            if e.source not in proxied
-            and e.source in nodes
-            and e.target in nodes
+            if e.source in views
+            and e.target in views
+            and e.source not in proxied
             and not (e.source in stub_sources and (e.source, e.source_index) in stubbed)
-            and not (long_links and e in long_links)
+            and not (e.source in long_sources and e in long_links)
         ]
 
     def materialize(self, rect: QRectF | None) -> None:
