@@ -173,7 +173,8 @@ class Document:
         them names: a quick expand or fold moving what is drawn)."""
         tables = self._positions if keep_deferred and not replace else self.positions
         current = tables.setdefault(scope_id, {})
-        changed = {k for k, p in table.items() if current.get(k) != p}
+        # (a first layout writes into an empty table: every key changes, counted in C)
+        changed = {k for k, p in table.items() if current.get(k) != p} if current else set(table)
         if replace:
             changed |= current.keys() - table.keys()
             current.clear()
