@@ -9,7 +9,10 @@ from helpers.shared import model
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from designer.ui.canvas.placement import LAYER_GAP, STUB_FANOUT, STUB_SPAN
+from designer.core.io import open_document
+from designer.core.scope import ScopeId
+from designer.core.viewgraph import NodeKind, ViewEdge, ViewGraph, ViewNode, build_view_graph
+from designer.ui.canvas.placement import LAYER_GAP, STUB_FANOUT, STUB_SPAN, _stubbed_outputs
 from designer.ui.main_window import MainWindow
 
 
@@ -53,3 +56,38 @@ def test_click_on_a_stub_goes_to_the_producer(window: MainWindow, qtbot: QtBot) 
     shown = view.mapToScene(view.viewport().rect()).boundingRect()
     assert shown.contains(producer.sceneBoundingRect().center())
     assert not shown.contains(reader.sceneBoundingRect())  # it really moved there
+
+
+def _plain_stubbed(graph: ViewGraph) -> dict[tuple[int, int], str]:
+    """Outputs of operators and groups read by more than STUB_FANOUT distinct nodes."""
+    readers: dict[tuple[int, int], set[int]] = {}
+    tensors: dict[tuple[int, int], str] = {}
+    for edge in graph.edges:
+        readers.setdefault((edge.source, edge.source_index), set()).add(edge.target)
+        tensors[(edge.source, edge.source_index)] = edge.tensor
+    boxes = (NodeKind.OP, NodeKind.GROUP)
+    return {
+        k: tensors[k]
+        for k, r in readers.items()
+        if len(r) > STUB_FANOUT and graph.has_node(k[0]) and graph.node(k[0]).kind in boxes
+    }
+
+
+def test_stubbed_outputs_are_the_widely_read_operator_outputs() -> None:
+    for name in ("llama_24l_h64.torchscript.onnx", "llama_24l_h64.dynamo.onnx"):
+        doc = open_document(model(name))
+        graph = build_view_graph(doc, doc.scope().id)
+        found = _stubbed_outputs(graph)
+        assert found == _plain_stubbed(graph)
+        assert found or "dynamo" in name  # (the TorchScript export has them)
+    # a graph input read everywhere is proxied, not stubbed; links to the same reader
+    # count once; an output read by exactly STUB_FANOUT nodes stays a link
+    source = ViewNode(1, NodeKind.INPUT, "x", "Input")
+    op = ViewNode(2, NodeKind.OP, "op", "Relu")
+    edges = [ViewEdge(1, 0, 10 + i, 0, "x") for i in range(20)]
+    edges += [ViewEdge(2, 0, 10 + i, 1, "y") for i in range(STUB_FANOUT)]
+    edges += [ViewEdge(2, 1, 10 + i % 3, 1, "z") for i in range(30)]
+    edges += [ViewEdge(2, 2, 10 + i, 2, "w") for i in range(STUB_FANOUT + 1)]
+    readers = [ViewNode(10 + i, NodeKind.OP, f"r{i}", "Add") for i in range(20)]
+    graph = ViewGraph(ScopeId(), [source, op, *readers], edges)
+    assert _stubbed_outputs(graph) == _plain_stubbed(graph) == {(2, 2): "w"}
