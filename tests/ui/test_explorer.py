@@ -170,3 +170,22 @@ def test_selection_survives_regrouping(window: MainWindow, resnet_path: Path, qt
     assert tab.session.push(RenameNode(MAIN_SCOPE, key, "fc"))
     panel.flush()
     assert panel.selected_keys() == [key] and tab.view.selected_keys() == [key]
+
+
+def test_another_document_drops_the_filters_and_regroups_once(
+    window: MainWindow, resnet_path: Path, tmp_path: Path
+) -> None:
+    panel = opened(window, resnet_path)
+    panel.advanced.fill_choices()
+    panel.advanced.set_types({"Conv"})
+    assert panel.model.visible_count() == 5 and panel.model.advanced_count == 1
+    other = tmp_path / "other.onnx"
+    other.write_bytes(resnet_path.read_bytes())
+    regroups: list[int] = []
+    panel.model.modelReset.connect(lambda: regroups.append(1))
+    panel = opened(window, other)  # a new tab: its layers, no filter left over
+    assert panel.model.advanced_count == 0 and panel.model.visible_count() == 21
+    assert len(regroups) == 2  # (the load with the old filter, then without it)
+    regroups.clear()
+    window.tabs.setCurrentIndex(0)  # back to the first: nothing was filtered, one regroup
+    assert panel.model.visible_count() == 21 and len(regroups) == 1

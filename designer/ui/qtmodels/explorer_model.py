@@ -211,8 +211,10 @@ class ExplorerModel(QAbstractItemModel):
     def set_advanced(
         self, types: Iterable[str], attributes: Iterable[AttributeFilter] = ()
     ) -> None:
-        self.type_filter = frozenset(types)
-        self.attribute_filters = tuple(dict.fromkeys(attributes))
+        chosen, rules = frozenset(types), tuple(dict.fromkeys(attributes))
+        if chosen == self.type_filter and rules == self.attribute_filters:
+            return  # (a new document resets filters that are mostly unset already)
+        self.type_filter, self.attribute_filters = chosen, rules
         self.regroup()
 
     @property
@@ -267,7 +269,10 @@ class ExplorerModel(QAbstractItemModel):
     def regroup(self) -> None:
         """Filter, sort and group the records again (O(n log n)); resets the views."""
         self.beginResetModel()
-        shown = [r for r in self.records.values() if self._passes(r)]
+        if self.name_filter or self.type_filter or self.attribute_filters:
+            shown = [r for r in self.records.values() if self._passes(r)]
+        else:
+            shown = list(self.records.values())
         self.tree = None
         hierarchy = self.hierarchy() if self.grouping == "scope" else None
         if hierarchy is not None:
