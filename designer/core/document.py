@@ -273,8 +273,9 @@ class Document:
             yield scope
             children = []
             for key, node in scope.nodes():
-                for attr, index, _graph in graph_attributes(node):
-                    children.append(self.scope(scope.id.child(key, attr, index)))
+                if node.attribute:  # (most nodes have none: no generator made for them)
+                    for attr, index, _graph in graph_attributes(node):
+                        children.append(self.scope(scope.id.child(key, attr, index)))
             stack.extend(reversed(children))
 
     def subscope_ids(self, scope_id: ScopeId, node_key: int) -> list[ScopeId]:
