@@ -10,6 +10,7 @@ Qt-free; O(nodes + edges).
 from __future__ import annotations
 
 import zlib
+from collections import Counter
 
 from designer.core.hierarchy import Group, Hierarchy
 from designer.core.viewgraph import (
@@ -38,8 +39,8 @@ def auto_graph_depth(graph: ViewGraph, hierarchy: Hierarchy, max_boxes: int = 60
     ``max_boxes`` boxes (graph inputs and outputs included; hidden constants not counted);
     0 when even that is more."""
     best = 0
-    for depth in range(hierarchy.depth() + 1):
-        if collapsed_count(graph, hierarchy, depth) > max_boxes:
+    for depth, count in enumerate(collapsed_counts(graph, hierarchy)):
+        if count > max_boxes:
             break
         best = depth
     return best
@@ -48,31 +49,43 @@ def auto_graph_depth(graph: ViewGraph, hierarchy: Hierarchy, max_boxes: int = 60
 def collapsed_count(graph: ViewGraph, hierarchy: Hierarchy, depth: int) -> int:
     """``len(collapse_graph(graph, hierarchy, groups_below(hierarchy, depth)).nodes)``
     counted without building the boxes (their captions read every node of the group)."""
-    target = depth + 1
+    counts = collapsed_counts(graph, hierarchy)
+    return counts[depth] if depth < len(counts) else counts[-1]
+
+
+def collapsed_counts(graph: ViewGraph, hierarchy: Hierarchy) -> list[int]:
+    """:func:`collapsed_count` at every depth 0 … ``hierarchy.depth()``, from one pass over
+    the nodes: they are counted per innermost group, then each group's ancestors say which
+    box holds it at each depth."""
     group_of = hierarchy.group_of
-    box_of: dict[int, Group | None] = {}  # id(holder) → its box (None: not collapsed)
-    boxes: set[int] = set()
+    op = NodeKind.OP
+    per_holder: Counter[int] = Counter()
+    holders: dict[int, Group] = {}
     loose = 0
     for node in graph.nodes:
-        holder = group_of.get(node.key) if node.kind is NodeKind.OP else None
+        holder = group_of.get(node.key) if node.kind is op else None
         if holder is None:
             loose += 1
             continue
-        if id(holder) in box_of:
-            box = box_of[id(holder)]
-        else:
-            box = None
-            group: Group | None = holder
-            while group is not None:  # the outermost collapsed group holding it
-                if group.depth == target and group.path:
-                    box = group
-                group = group.parent
-            box_of[id(holder)] = box
-        if box is None:
-            loose += 1
-        else:
-            boxes.add(id(box))
-    return loose + len(boxes)
+        per_holder[id(holder)] += 1
+        holders[id(holder)] = holder
+    depths = hierarchy.depth() + 1
+    loose_at = [loose] * depths
+    boxes_at: list[set[int]] = [set() for _ in range(depths)]
+    for hid, holder in holders.items():
+        at: dict[int, Group] = {}  # depth → the group of that depth holding it
+        group: Group | None = holder
+        while group is not None:
+            if group.path:
+                at.setdefault(group.depth, group)
+            group = group.parent
+        for depth in range(depths):
+            box = at.get(depth + 1)
+            if box is None:
+                loose_at[depth] += per_holder[hid]
+            else:
+                boxes_at[depth].add(id(box))
+    return [loose_at[d] + len(boxes_at[d]) for d in range(depths)]
 
 
 def parse_depth(text: str, graph: ViewGraph, hierarchy: Hierarchy) -> int:
