@@ -76,6 +76,9 @@ class InitializersDock(QDockWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in range(1, 5):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        # widths from the first 100 rows (Qt reads 1,000 by default: four cells each, a
+        # tenth of a second per resize with a 30k-initializer model)
+        header.setResizeContentsPrecision(100)
         self.table.setMinimumHeight(24)  # the dock shares the side with others
         self.table.doubleClicked.connect(lambda _i: self.edit_selected())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
