@@ -97,3 +97,29 @@ def test_trusting_the_twin_skips_only_text() -> None:
     problem = check_model(model, text_checked=True).problem
     assert problem is not None and "'t'" in problem
     assert problem == check_model(model).problem
+
+
+def test_big_files_are_walked_instead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above TEXT_CHECK_BYTES the twin is not parsed (it would hold a second copy of every
+    weight): the walk alone refuses bad text and accepts good text."""
+    import designer.core.io.load as load
+
+    asked: list[bool] = []
+    real = load.check_model
+
+    def spy(model: onnx.ModelProto, *, text_checked: bool = False) -> object:
+        asked.append(text_checked)
+        return real(model, text_checked=text_checked)
+
+    monkeypatch.setattr(load, "check_model", spy)
+    good, bad = tmp_path / "good.onnx", tmp_path / "bad.onnx"
+    good.write_bytes(chain_model().SerializeToString())
+    bad.write_bytes(_broken(chain_model(), "relu1"))
+    read_model(good)
+    assert asked == [True]  # a small file: the twin said its text is fine
+    monkeypatch.setattr(load, "TEXT_CHECK_BYTES", 16)
+    monkeypatch.setattr(load, "text_is_utf8", lambda data: pytest.fail("twin parsed"))
+    read_model(good)
+    with pytest.raises(ModelLoadError, match="not valid UTF-8 text"):
+        read_model(bad)
+    assert asked == [True, False, False]

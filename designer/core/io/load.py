@@ -50,6 +50,10 @@ def _raise_recursion_limit() -> int:
 RECURSION_LIMIT = _raise_recursion_limit()
 
 
+#: Files up to this size have their text checked by a second parse (designer.core.text_check).
+TEXT_CHECK_BYTES = 256 << 20
+
+
 def read_model(path: Path | str, base_dir: Path | None = None) -> onnx.ModelProto:
     """Parse the model file at ``path`` without loading external data.
 
@@ -98,7 +102,10 @@ def read_model(path: Path | str, base_dir: Path | None = None) -> onnx.ModelProt
     _require_model(model, path)
     # The text fields are checked in C by a second parse of the same bytes (the walk would
     # read every name in Python); only when that parse refuses them does the walk read them.
-    checked = check_model(model, text_checked=text_is_utf8(data))
+    # A file of big inline weights is walked instead: few names, and a second parse would
+    # hold a second copy of every weight for a moment.
+    twin = len(data) <= TEXT_CHECK_BYTES and text_is_utf8(data)
+    checked = check_model(model, text_checked=twin)
     if checked.problem is not None:
         raise ModelLoadError(f"{path}: {checked.problem}")
     # The same walk saw every tensor's data_location: only then is one external.
