@@ -103,7 +103,8 @@ def _adopt_loose(scope: Scope, root: Group, by_path: dict[tuple[str, ...], Group
         return
     # the few nodes reading a loose output (the set test runs in C over each node's inputs)
     apart = loose.keys().isdisjoint
-    readers = [(key, node) for key, node in scope.nodes() if not apart(node.input)]
+    # (a slice, not the container: see designer.core.hierarchy's docstring)
+    readers = [(key, node) for key, node in scope.nodes() if not apart(node.input[:])]
     wanted = {key for key, _node in readers}
     where: dict[int, Group] = {}
     for group in root.walk():
