@@ -16,6 +16,7 @@ the model the slow way, which names the field or accepts the model.
 
 from __future__ import annotations
 
+import logging
 from functools import cache
 
 import onnx
@@ -23,6 +24,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 
 _PACKAGE = "designer_text_check"
+logger = logging.getLogger(__name__)
 
 
 @cache
@@ -51,9 +53,22 @@ def _twin() -> type[Message]:
 
 def text_is_utf8(data: bytes) -> bool:
     """True when ``data`` parses as a model whose every text field is valid UTF-8; False
-    when it does not (bad text, or anything else the parse refuses: ask the walk)."""
+    when it does not (bad text, or anything else the parse refuses: ask the walk), and
+    when no twin can be made of this onnx's schema (e.g. one split over several files)."""
+    twin = _safe_twin()
+    if twin is None:
+        return False
     try:
-        _twin().FromString(data)
+        twin.FromString(data)
     except (DecodeError, RuntimeError, ValueError):
         return False
     return True
+
+
+@cache
+def _safe_twin() -> type[Message] | None:
+    try:
+        return _twin()
+    except Exception:  # any failure to build it only means: walk instead
+        logger.warning("no proto3 twin of onnx.proto: text is checked by the walk", exc_info=True)
+        return None

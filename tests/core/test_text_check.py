@@ -123,3 +123,25 @@ def test_big_files_are_walked_instead(tmp_path: Path, monkeypatch: pytest.Monkey
     with pytest.raises(ModelLoadError, match="not valid UTF-8 text"):
         read_model(bad)
     assert asked == [True, False, False]
+
+
+def test_no_twin_means_the_walk(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """An onnx whose schema cannot be copied (say, split over several files) still opens
+    models: the twin is skipped and the walk checks the text."""
+    import designer.core.text_check as text_check
+
+    def broken() -> None:
+        raise TypeError("depends on a file the pool does not have")
+
+    text_check._safe_twin.cache_clear()
+    monkeypatch.setattr(text_check, "_twin", broken)
+    try:
+        assert not text_is_utf8(chain_model().SerializeToString())
+        good, bad = tmp_path / "good.onnx", tmp_path / "bad.onnx"
+        good.write_bytes(chain_model().SerializeToString())
+        bad.write_bytes(_broken(chain_model(), "relu1"))
+        assert read_model(good).graph.node
+        with pytest.raises(ModelLoadError, match="not valid UTF-8 text"):
+            read_model(bad)
+    finally:
+        text_check._safe_twin.cache_clear()
