@@ -6,6 +6,8 @@ tensor headers only, never the data itself.
 
 from __future__ import annotations
 
+from math import prod
+
 from onnx import TensorProto
 
 
@@ -59,9 +61,9 @@ def tensor_bytes_needed(tensor: TensorProto) -> int | None:
     bits = _BITS.get(tensor.data_type)
     if bits is None:
         return None
-    count = 1
-    for dim in tensor.dims:
-        count *= dim
+    # (a slice: looping over a protobuf repeated field ends in a caught IndexError, which
+    # costs more than the whole product)
+    count: int = prod(tensor.dims[:])
     return (count * bits + 7) // 8
 
 
@@ -84,10 +86,8 @@ def tensor_nbytes(tensor: TensorProto) -> int:
 def check_data_length(tensor: TensorProto, where: str, needed: int | None) -> None:
     """The tensor's data (inline or the external length) holds exactly what its dims need
     (``needed``: :func:`tensor_bytes_needed`); raises DataMismatch naming ``where``."""
-    count = 1
-    for dim in tensor.dims:
-        count *= dim
-    dims = list(tensor.dims)
+    dims: list[int] = tensor.dims[:]
+    count: int = prod(dims)
     if tensor.data_location == TensorProto.EXTERNAL:
         # Where the bytes are (location, offset, a length that is no number or negative)
         # is checked with the file itself (designer.core.io.external.external_problem).
