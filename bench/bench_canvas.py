@@ -367,7 +367,7 @@ def main() -> None:
                     )
         for key, values in runs.items():  # the median of the runs (heap: the worst)
             RESULTS[key] = max(values) if key == "heap" else statistics.median(values)
-            if len(values) > 1:
+            if len(values) > 1 and key != "heap":  # (heap: one value per size)
                 SPREAD[key] = (min(values), max(values), len(values))
         if not args.no_extras:
             print("\n== layout and export ==")
