@@ -46,17 +46,12 @@ def auto_graph_depth(graph: ViewGraph, hierarchy: Hierarchy, max_boxes: int = 60
     return best
 
 
-def collapsed_count(graph: ViewGraph, hierarchy: Hierarchy, depth: int) -> int:
-    """``len(collapse_graph(graph, hierarchy, groups_below(hierarchy, depth)).nodes)``
-    counted without building the boxes (their captions read every node of the group)."""
-    counts = collapsed_counts(graph, hierarchy)
-    return counts[depth] if depth < len(counts) else counts[-1]
-
-
 def collapsed_counts(graph: ViewGraph, hierarchy: Hierarchy) -> list[int]:
-    """:func:`collapsed_count` at every depth 0 … ``hierarchy.depth()``, from one pass over
-    the nodes: they are counted per innermost group, then each group's ancestors say which
-    box holds it at each depth."""
+    """How many nodes the collapsed ``graph`` draws at every depth 0 … ``hierarchy.depth()``
+    (``len(collapse_graph(graph, hierarchy, groups_below(hierarchy, depth)).nodes)``),
+    counted without building the boxes (their captions read every node of the group), in
+    one pass over the nodes: they are counted per innermost group, then each group's
+    ancestors say which box holds it at each depth."""
     group_of = hierarchy.group_of
     op = NodeKind.OP
     per_holder: Counter[int] = Counter()

@@ -15,7 +15,7 @@ import onnx
 from designer.core.document import Document
 from designer.core.hierarchy import Group
 from designer.core.scope import Scope, ScopeId
-from designer.core.scope_path import NAME_SCOPES_KEY, name_path, name_scopes_path
+from designer.core.scope_path import NAME_SCOPES_KEY, common_path, name_path, name_scopes_path
 from designer.core.walk import graph_attributes
 
 #: Standard operators holding graph attributes; other domains are checked node by node.
@@ -120,7 +120,7 @@ def _adopt_loose(scope: Scope, root: Group, by_path: dict[tuple[str, ...], Group
                 continue
             path = reader.path if reader is not None and reader.kind == "scope" else ()
             if source in target:
-                path = _common(target[source], path)
+                path = common_path(target[source], path)
             target[source] = path
     moved: set[int] = set()
     for key, path in target.items():
@@ -129,15 +129,6 @@ def _adopt_loose(scope: Scope, root: Group, by_path: dict[tuple[str, ...], Group
             moved.add(key)
     if moved:
         root.own_keys = [k for k in root.own_keys if k not in moved]
-
-
-def _common(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return a[:n]
 
 
 def _leaf(

@@ -87,3 +87,13 @@ def name_path(name: str) -> tuple[str, ...]:
     if "" in parts:
         return tuple(filter(None, parts))
     return tuple(parts)
+
+
+def common_path(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    """The longest module path both ``a`` and ``b`` lie in (their common leading segments)."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return a[:n]

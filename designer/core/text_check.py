@@ -27,9 +27,9 @@ _PACKAGE = "designer_text_check"
 logger = logging.getLogger(__name__)
 
 
-@cache
 def _twin() -> type[Message]:
-    """The proto3 twin of ``onnx.ModelProto`` (built once, in a pool of its own)."""
+    """The proto3 twin of ``onnx.ModelProto``, in a pool of its own (:func:`_safe_twin`
+    builds it once)."""
     file = descriptor_pb2.FileDescriptorProto()
     onnx.ModelProto.DESCRIPTOR.file.CopyToProto(file)
     old = f".{file.package}."
@@ -67,6 +67,7 @@ def text_is_utf8(data: bytes) -> bool:
 
 @cache
 def _safe_twin() -> type[Message] | None:
+    """The twin, built once; None (and a warning logged) when it cannot be built."""
     try:
         return _twin()
     except Exception:  # any failure to build it only means: walk instead

@@ -207,13 +207,13 @@ class _Walker:
             self.tensor(sparse.values, f"{where}: sparse initializer")
             self.tensor(sparse.indices, f"{where}: sparse initializer indices")
             self.dims(sparse.dims, f"{where}: sparse initializer '{sparse.values.name}'")
-        join = "".join  # raises TypeError on bytes: the fast test that all is text
         if self.text_checked:  # only the attributes are left to look at
             for node in graph.node:
                 if attributes := node.attribute:
                     for attr in attributes:
                         self.attribute(attr, node, where, depth)
             return
+        join = "".join  # raises TypeError on bytes: the fast test that all is text
         for node in graph.node:
             try:
                 join((node.name, node.op_type, node.domain, node.overload, node.doc_string))

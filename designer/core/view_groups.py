@@ -23,6 +23,7 @@ from weakref import WeakKeyDictionary
 from designer.core.document import Document
 from designer.core.errors import DesignerError
 from designer.core.scope import ScopeId
+from designer.core.scope_path import common_path
 
 if TYPE_CHECKING:
     from designer.core.hierarchy import Group
@@ -112,7 +113,7 @@ def apply_view_groups(root: Group, groups: Iterable[ViewGroup]) -> None:
         chosen = set(keys)
         common = where[keys[0]].path
         for key in keys[1:]:
-            common = _common(common, where[key].path)
+            common = common_path(common, where[key].path)
         holder = next(g for g in root.walk() if g.path == common)
         while holder.parent is not None and chosen.issuperset(holder.keys()):
             holder = holder.parent  # a whole module chosen: the group wraps it
@@ -156,12 +157,3 @@ def _repath(group: Group, prefix: tuple[str, ...]) -> None:
     group.path = (*prefix, group.name)
     for child in group.children:
         _repath(child, group.path)
-
-
-def _common(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return a[:n]

@@ -90,14 +90,16 @@ def test_depth_parsing_and_auto() -> None:
 def test_collapsed_count_is_the_size_of_the_collapsed_graph(name: str) -> None:
     """auto_graph_depth counts boxes without building them: the count must be exactly the
     number of nodes collapse_graph draws, at every level (and one level past the deepest)."""
-    from designer.core.collapse import collapse_graph, collapsed_count, groups_below
+    from designer.core.collapse import collapse_graph, collapsed_counts, groups_below
 
     doc = open_document(model(name))
     graph = build_view_graph(doc, doc.scope().id)
     hierarchy = build_hierarchy(doc)
+    counted = collapsed_counts(graph, hierarchy)
+    assert len(counted) == hierarchy.depth() + 1
     counts = []
     for depth in range(hierarchy.depth() + 2):
         drawn = collapse_graph(graph, hierarchy, groups_below(hierarchy, depth))
-        assert collapsed_count(graph, hierarchy, depth) == len(drawn.nodes), depth
+        assert counted[min(depth, len(counted) - 1)] == len(drawn.nodes), depth
         counts.append(len(drawn.nodes))
     assert counts[0] < counts[-1] == len(graph.nodes)  # from boxes to the flat graph

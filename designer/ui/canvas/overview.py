@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
 
 from designer.core.gcpause import gc_paused
 from designer.ui.canvas import style as st
+from designer.ui.canvas.grid import draw_grid
 from designer.ui.canvas.lazy import bounds_in, boxes_in
-from designer.ui.canvas.scene import CanvasScene, draw_grid
+from designer.ui.canvas.scene import CanvasScene
 
 if TYPE_CHECKING:
     from designer.ui.canvas.view_base import CanvasViewBase
