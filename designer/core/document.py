@@ -22,6 +22,7 @@ from pathlib import Path
 import onnx
 
 from designer.core.deferred_shifts import DeferredShifts
+from designer.core.node_meta import NodeMetadata, read_node_metadata
 from designer.core.scope import MAIN_SCOPE, Scope, ScopeId
 from designer.core.walk import graph_at, graph_attributes
 
@@ -93,6 +94,7 @@ class Document:
         self._scopes: dict[ScopeId, Scope] = {}
         self._io_keys: dict[tuple[ScopeId, str, str], int] = {}
         self._io_entries: dict[int, tuple[ScopeId, str, str]] = {}
+        self._node_meta: dict[ScopeId, tuple[int, Scope, NodeMetadata]] = {}
 
     # --- listeners -----------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -251,6 +253,22 @@ class Document:
         scope = Scope(scope_id, proto, keys, parent)
         self._scopes[scope_id] = scope
         return scope
+
+    def node_metadata(self, scope_id: ScopeId = MAIN_SCOPE) -> NodeMetadata:
+        """The node metadata the designer reads (module paths, precisions) of ``scope_id``,
+        read in one pass and kept until the model changes (:mod:`designer.core.node_meta`)."""
+        scope = self.scope(scope_id)
+        cached = self._node_meta.get(scope_id)
+        if (
+            cached is not None
+            and cached[0] == self.content_revision
+            and cached[1] is scope
+            and len(cached[2].paths) == len(scope.keys)
+        ):
+            return cached[2]
+        meta = read_node_metadata(scope)
+        self._node_meta[scope_id] = (self.content_revision, scope, meta)
+        return meta
 
     def function(self, domain: str, name: str, overload: str = "") -> onnx.FunctionProto:
         fn: onnx.FunctionProto

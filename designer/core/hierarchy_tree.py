@@ -15,7 +15,7 @@ import onnx
 from designer.core.document import Document
 from designer.core.hierarchy import Group
 from designer.core.scope import Scope, ScopeId
-from designer.core.scope_path import NAME_SCOPES_KEY, common_path, name_path, name_scopes_path
+from designer.core.scope_path import common_path, name_path
 from designer.core.walk import graph_attributes
 
 #: Standard operators holding graph attributes; other domains are checked node by node.
@@ -33,7 +33,6 @@ def group_tree(doc: Document, scope_id: ScopeId) -> Group:
     root = Group(())
     by_path: dict[tuple[str, ...], Group] = {(): root}
     by_prefix: dict[str, Group] = {}  # name up to its last "/" → group
-    by_head: dict[str, Group] = {}  # name_scopes value up to its last "," → group
     functions = {(f.domain, f.name, f.overload) for f in doc.model.functions}
     names = {(f.domain, f.name) for f in doc.model.functions}
 
@@ -47,31 +46,19 @@ def group_tree(doc: Document, scope_id: ScopeId) -> Group:
             parent.children.append(group)
         return group
 
-    key_name, subgraph_ops, standard = NAME_SCOPES_KEY, _SUBGRAPH_OPS, _STANDARD
-    for key, node in zip(scope.keys, scope.proto.node, strict=True):
-        value: str | None = None
-        meta = node.metadata_props
-        if meta:
-            for entry in meta:  # the first entry of the key counts, as in scope_path
-                if entry.key == key_name:
-                    value = entry.value
-                    break
-        if value is None:
+    subgraph_ops, standard = _SUBGRAPH_OPS, _STANDARD
+    paths = doc.node_metadata(scope_id).paths  # from name_scopes entries, read once
+    for key, node, path in zip(scope.keys, scope.proto.node, paths, strict=True):
+        if path is None:
             name = node.name
-            cut = name.rfind("/")
-            prefix = name[:cut] if cut > 0 else ""
+            prefix = name.rpartition("/")[0]  # "" without a "/" or with only a leading one
             group = by_prefix.get(prefix)
             if group is None:
                 group = by_prefix[prefix] = group_for(name_path(name))
         else:
-            cut = value.rfind(",")
-            head = value[:cut] if cut >= 0 else ""
-            group = by_head.get(head)
+            group = by_path.get(path)
             if group is None:
-                path = name_scopes_path(value)
                 group = group_for(path)
-                if path:  # () may be a value that does not parse: not known by its head
-                    by_head[head] = group
         op_type = node.op_type
         domain = node.domain
         if names and (domain, op_type) in names:

@@ -26,7 +26,6 @@ from designer.core.names import sanitize_identifier
 from designer.core.schema import OpSchemaInfo, SchemaRegistry, default_registry, normalize_domain
 from designer.core.scope import Scope, ScopeId
 from designer.core.transforms.graphs import free_names
-from designer.core.trt.settings import node_precision
 from designer.core.viewgraph import (
     IMPLICIT,
     NodeKind,
@@ -258,7 +257,8 @@ class _Builder:
         initializers = self.initializers
         edges = self.edges
         pending = self.pending
-        main = self.scope_id.is_main
+        # TensorRT precisions count on main-graph nodes only (read once per model change)
+        precisions = doc.node_metadata(scope.id).precisions if self.scope_id.is_main else {}
         registered = self.registered
         for index, (key, node) in enumerate(scope.nodes()):
             op_type = node.op_type
@@ -334,7 +334,7 @@ class _Builder:
                     is_constant,
                     is_call,
                     fids.get((domain, op_type, node.overload)) if is_call else None,
-                    (node_precision(node) or "") if main and node.metadata_props else "",
+                    precisions.get(key, ""),
                 )
             )
         self.registered = registered

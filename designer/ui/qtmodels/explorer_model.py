@@ -127,14 +127,10 @@ class ExplorerModel(QAbstractItemModel):
         self._attribute_names = None
         self._hierarchy = None
         if doc is not None:
-            main = scope_id.is_main
-            self.records = {  # the precision check costs ~5 % of this O(n) pass
-                key: LayerRecord(
-                    key,
-                    node.name,
-                    node.op_type,
-                    (node_precision(node) or "") if main and node.metadata_props else "",
-                )
+            # precisions count on main-graph nodes only; read once per model change
+            precisions = doc.node_metadata(scope_id).precisions if scope_id.is_main else {}
+            self.records = {
+                key: LayerRecord(key, node.name, node.op_type, precisions.get(key, ""))
                 for key, node in doc.scope(scope_id).nodes()
             }
         self.regroup()
