@@ -16,7 +16,6 @@ two-input node, 2,900 for an empty field).
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from designer.core.document import Document
 from designer.core.gcpause import gc_paused
 from designer.core.scope import MAIN_SCOPE, ScopeId
 from designer.core.summary import type_text
-from designer.core.tensor_sizes import tensor_nbytes
+from designer.core.tensor_sizes import initializer_sizes
 from designer.core.view_groups import apply_view_groups, view_groups
 
 
@@ -120,9 +119,9 @@ class Hierarchy:
         self._info: dict[str, GroupInfo] = {}
         self._consumers: dict[str, list[int]] | None = None
         self._types: dict[str, str] | None = None
-        self._inits: dict[str, onnx.TensorProto] | None = None
+        self._inits: dict[str, tuple[int, int]] | None = None  # name → (elements, bytes)
+        self._own_params: dict[int, set[str]] | None = None  # id(group) → initializers read
         self._sizes: dict[str, tuple[int, int, int]] = {}
-        self._params: dict[str, tuple[int, int]] = {}  # initializer → (elements, bytes)
         self._keys: dict[str, list[int]] = {}
 
     @property
@@ -179,39 +178,64 @@ class Hierarchy:
 
     def size(self, group: Group) -> tuple[int, int, int]:
         """(nodes, parameter count, parameter bytes) of ``group``: :meth:`info` without the
-        boundary (no consumer map), for labelling many boxes at once. O(subtree)."""
+        boundary (no consumer map), for labelling many boxes at once. The first call reads
+        the inputs of every node of the scope once (:meth:`_own_params_of`); each call after
+        that is O(groups in the subtree + initializers they read)."""
         cached = self._info.get(group.id)
         if cached is not None:
             return cached.node_count, cached.param_count, cached.param_bytes
         known = self._sizes.get(group.id)
         if known is not None:
             return known
-        scope = self.doc.scope(self.scope_id)
-        keys = group.keys()
-        nodes, index_of = scope.proto.node, scope.index_of
+        own = self._own_params_of()
+        nodes = 0
         read: set[str] = set()
-        for key in keys:
-            read.update(nodes[index_of(key)].input[:])  # a slice: see the module's docstring
-        size = (len(keys), *self._param_totals(read))
+        for inner in group.walk():
+            nodes += len(inner.own_keys)
+            names = own.get(id(inner))
+            if names:
+                read |= names
+        size = (nodes, *self._param_totals(read))
         self._sizes[group.id] = size
         return size
 
-    def _param_totals(self, names: Iterable[str]) -> tuple[int, int]:
-        """Elements and bytes of the initializers among ``names`` (each counted once per
-        hierarchy: the levels of a collapsed view share them)."""
+    def _initializer_sizes(self) -> dict[str, tuple[int, int]]:
+        """Initializer name → (elements, bytes) of the scope (read on first use)."""
         if self._inits is None:
-            self._inits = _initializers(self.doc.scope(self.scope_id).proto)
-        inits, known = self._inits, self._params
+            proto = self.doc.scope(self.scope_id).proto
+            found = isinstance(proto, onnx.GraphProto)
+            self._inits = initializer_sizes(proto.initializer) if found else {}
+        return self._inits
+
+    def _own_params_of(self) -> dict[int, set[str]]:
+        """id(group) → the initializers its own nodes read (groups reading none left out);
+        one pass over the scope's nodes, on first use."""
+        if self._own_params is None:
+            params = self._initializer_sizes().keys()
+            own: dict[int, set[str]] = {}
+            if params:
+                group_of = self.group_of
+                for key, node in self.doc.scope(self.scope_id).nodes():
+                    read = params & node.input[:]  # (in C: each input looked up once)
+                    if read:
+                        gid = id(group_of[key])
+                        names = own.get(gid)
+                        if names is None:
+                            own[gid] = read
+                        else:
+                            names |= read
+            self._own_params = own
+        return self._own_params
+
+    def _param_totals(self, names: Iterable[str]) -> tuple[int, int]:
+        """Elements and bytes of the initializers among ``names`` (each counted once)."""
+        sizes = self._initializer_sizes()
         count = nbytes = 0
         for name in names:
-            sizes = known.get(name)
-            if sizes is None:
-                tensor = inits.get(name)
-                if tensor is None:
-                    continue
-                sizes = known[name] = (_elements(tensor), tensor_nbytes(tensor))
-            count += sizes[0]
-            nbytes += sizes[1]
+            known = sizes.get(name)
+            if known is not None:
+                count += known[0]
+                nbytes += known[1]
         return count, nbytes
 
     # --- internals ----------------------------------------------------------------------
@@ -233,9 +257,7 @@ class Hierarchy:
             for name in node.input[:]:
                 if name:
                     read[name] = None
-        if self._inits is None:
-            self._inits = _initializers(scope.proto)
-        inits = self._inits
+        inits = self._initializer_sizes()
         param_count, param_bytes = self._param_totals(read)
         types = self._type_map()
         inputs = tuple(
@@ -282,16 +304,6 @@ class Hierarchy:
                         out[vi.name] = type_text(vi.type)
             self._types = out
         return self._types
-
-
-def _initializers(proto: onnx.GraphProto | onnx.FunctionProto) -> dict[str, onnx.TensorProto]:
-    if isinstance(proto, onnx.FunctionProto):
-        return {}
-    return {t.name: t for t in proto.initializer}
-
-
-def _elements(tensor: onnx.TensorProto) -> int:
-    return math.prod(tensor.dims[:])  # 1 for a scalar
 
 
 def build_hierarchy(doc: Document, scope_id: ScopeId = MAIN_SCOPE) -> Hierarchy:

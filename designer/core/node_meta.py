@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from designer.core.scope import Scope
-from designer.core.scope_path import NAME_SCOPES_KEY, name_scopes_path
+from designer.core.scope_path import _METADATA_CACHE, NAME_SCOPES_KEY, name_scopes_path
 from designer.core.trt.settings import PRECISION_KEY, PRECISIONS
 
 
@@ -46,6 +46,7 @@ def read_node_metadata(scope: Scope) -> NodeMetadata:
     precisions: dict[int, str] = {}
     append = paths.append
     scopes_key, precision_key, known = NAME_SCOPES_KEY, PRECISION_KEY, frozenset(PRECISIONS)
+    cached = _METADATA_CACHE.get
     for key, node in zip(scope.keys, scope.proto.node, strict=True):
         meta = node.metadata_props
         if not meta:
@@ -58,8 +59,12 @@ def read_node_metadata(scope: Scope) -> NodeMetadata:
         for entry in meta[:]:
             name = entry.key
             if name == scopes_key:
-                if path is None:
-                    path = name_scopes_path(entry.value)
+                if path is None:  # name_scopes_path's own cache, looked up in place
+                    value = entry.value
+                    cut = value.rfind(",")
+                    path = cached(value[:cut] if cut >= 0 else "")
+                    if path is None:
+                        path = name_scopes_path(value)
             elif name == precision_key and precision is None:
                 precision = entry.value
         append(path)

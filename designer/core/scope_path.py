@@ -33,7 +33,8 @@ def name_scopes_path(value: str) -> tuple[str, ...]:
     # "['', 'm', 'm.model', 'm.model.layers.2', 'view_11']": the root module is '' and the
     # last entry is the node's own (fx) name. Lists that do not start at the root module
     # (e.g. nodes added by a hook) have no module path.
-    head = value.rsplit(",", 1)[0] if "," in value else ""
+    cut = value.rfind(",")  # (designer.core.node_meta looks the cache up the same way)
+    head = value[:cut] if cut >= 0 else ""
     cached = _METADATA_CACHE.get(head)
     if cached is not None:
         return cached

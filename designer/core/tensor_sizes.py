@@ -6,6 +6,7 @@ tensor headers only, never the data itself.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import prod
 
 from onnx import TensorProto
@@ -81,6 +82,24 @@ def tensor_nbytes(tensor: TensorProto) -> int:
     if tensor.data_type == TensorProto.STRING:
         return sum(len(s) for s in tensor.string_data)
     return max(tensor_bytes_needed(tensor) or 0, 0)
+
+
+def initializer_sizes(tensors: Sequence[TensorProto]) -> dict[str, tuple[int, int]]:
+    """Name → (elements, :func:`tensor_nbytes`) of every tensor of ``tensors``, in one pass
+    that reads each tensor's name, data type and dims once (a later one of the same name
+    wins, as in a dict built from the field)."""
+    out: dict[str, tuple[int, int]] = {}
+    bits_of, string = _BITS.get, TensorProto.STRING
+    for tensor in tensors[:]:  # a slice: see tensor_bytes_needed
+        dtype = tensor.data_type
+        count: int = prod(tensor.dims[:])
+        if dtype == string:
+            nbytes = sum(len(s) for s in tensor.string_data[:])
+        else:
+            bits = bits_of(dtype)
+            nbytes = max((count * bits + 7) // 8, 0) if bits is not None else 0
+        out[tensor.name] = (count, nbytes)
+    return out
 
 
 def check_data_length(tensor: TensorProto, where: str, needed: int | None) -> None:
