@@ -93,12 +93,14 @@ def initializer_sizes(tensors: Sequence[TensorProto]) -> dict[str, tuple[int, in
     for tensor in tensors[:]:  # a slice: see tensor_bytes_needed
         dtype = tensor.data_type
         count: int = prod(tensor.dims[:])
-        if dtype == string:
-            nbytes = sum(len(s) for s in tensor.string_data[:])
+        bits = bits_of(dtype)
+        if bits is not None:
+            nbytes = (count * bits + 7) // 8
+            out[tensor.name] = (count, nbytes if nbytes > 0 else 0)
+        elif dtype == string:
+            out[tensor.name] = (count, sum(len(s) for s in tensor.string_data[:]))
         else:
-            bits = bits_of(dtype)
-            nbytes = max((count * bits + 7) // 8, 0) if bits is not None else 0
-        out[tensor.name] = (count, nbytes)
+            out[tensor.name] = (count, 0)
     return out
 
 
