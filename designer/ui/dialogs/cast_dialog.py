@@ -40,6 +40,7 @@ from designer.core.transforms import (
 from designer.core.transforms.dtypes import CASTABLE_TYPES, FLOAT_TYPES
 from designer.ui.dialogs.status_dialog import RunState
 from designer.ui.dialogs.transform_runner import (
+    StreamableWork,
     TransformDialog,
     TransformOutcome,
     TransformWork,
@@ -316,11 +317,7 @@ class CastDialog(TransformDialog):
                 summary.append("Cast nodes were inserted where operators need the old type.")
             return TransformOutcome(result.model, result.log, result.log.title, summary)
 
-        def work(report: Report, cancelled: IsCancelled) -> TransformOutcome:
-            return streamed(report, cancelled, None)
-
-        work.streamed = streamed  # type: ignore[attr-defined]  # written to a file: streamed
-        return work
+        return StreamableWork(streamed)  # written to a file: each cast weight streamed
 
     def before_run(self, work: TransformWork) -> None:
         """Count what the cast would clip or round (off the GUI thread), warn, then run."""

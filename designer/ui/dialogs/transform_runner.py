@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import onnx
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -45,6 +45,9 @@ from designer.ui.dialogs.status_dialog import RunState, StatusDialog
 from designer.ui.jobs import IsCancelled, Job, Report, start_job
 from designer.ui.session import DocumentSession
 
+if TYPE_CHECKING:
+    from designer.core.io.stream import DataSink
+
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
 
 
@@ -62,6 +65,18 @@ class TransformOutcome:
 
 
 TransformWork = Callable[[Report, IsCancelled], TransformOutcome]
+
+
+@dataclass(frozen=True)
+class StreamableWork:
+    """A transform that can also write each converted weight straight into the output's
+    data file (``run``'s third argument, a :class:`designer.core.io.stream.DataSink`) instead
+    of holding every one until the save. Called with two arguments it runs without one."""
+
+    run: Callable[[Report, IsCancelled, DataSink | None], TransformOutcome]
+
+    def __call__(self, report: Report, cancelled: IsCancelled) -> TransformOutcome:
+        return self.run(report, cancelled, None)
 
 
 def same_file(a: Path, b: Path) -> bool:
@@ -325,14 +340,17 @@ class TransformDialog(QDialog):
         guard = _CommitGuard()
 
         def full(report: Report, cancelled: IsCancelled) -> TransformOutcome:
-            streamed = getattr(work, "streamed", None)  # work(report, cancelled, sink)
-            if target is not None and streamed is not None and has_external_data(source_model):
+            if (
+                target is not None
+                and isinstance(work, StreamableWork)
+                and has_external_data(source_model)
+            ):
                 # OUT keeps its weights external: each converted one goes straight into its
                 # data file, not held until the save (designer.core.io.stream)
                 from designer.core.io.stream import DataSink
 
                 with DataSink(target, source_model) as sink:
-                    outcome: TransformOutcome = streamed(report, cancelled, sink)
+                    outcome: TransformOutcome = work.run(report, cancelled, sink)
                     guard.commit(cancelled)
                     report(1.0, f"writing {target.name}")
                     saved = write_model(outcome.model, target, source_dir, limit=0, sink=sink)
