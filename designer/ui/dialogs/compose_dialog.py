@@ -39,6 +39,7 @@ from designer.core.compose_ports import (
 )
 from designer.core.errors import DesignerError
 from designer.core.io import read_model
+from designer.ui.widgets.error_label import ErrorLabel
 
 if TYPE_CHECKING:
     from designer.ui.main_window import MainWindow
@@ -104,11 +105,7 @@ class ComposeDialog(QDialog):
         self.open_after.setChecked(open_model is not None)
         self.open_after.setEnabled(open_model is not None)
         form.addRow(self.open_after)
-        self.error = QLabel()
-        self.error.setObjectName("error")
-        self.error.setStyleSheet("color:#b00020")
-        self.error.setWordWrap(True)
-        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error = ErrorLabel()
         form.addRow(self.error)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel

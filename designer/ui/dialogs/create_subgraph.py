@@ -26,6 +26,7 @@ from designer.core.scope import ScopeId
 from designer.core.subgraphs import CreateSubgraph, subgraph_template
 from designer.core.walk import iter_graphs
 from designer.ui.session import DocumentSession
+from designer.ui.widgets.error_label import ErrorLabel
 
 OpenScope = Callable[[DocumentSession, ScopeId], object]
 
@@ -91,10 +92,7 @@ class CreateSubgraphDialog(QDialog):
         self.name.setToolTip("Unique among the graphs of this scope; letters, digits and '_'")
         self.name.textChanged.connect(lambda _t: self._validate())
         form.addRow("Name:", self.name)
-        self.error = QLabel()
-        self.error.setObjectName("error")
-        self.error.setStyleSheet("color:#b00020")
-        self.error.setWordWrap(True)
+        self.error = ErrorLabel()
         form.addRow(self.error)
 
         self.copy = QCheckBox("Copy from an existing subgraph")
@@ -153,7 +151,6 @@ class CreateSubgraphDialog(QDialog):
 
     def _show_error(self, text: str) -> None:
         self.error.setText(text)
-        self.error.setVisible(bool(text))
 
     def _describe(self) -> None:
         """What the new graph will hold: the copy's or the operator's inputs and outputs."""

@@ -41,6 +41,7 @@ from designer.activities.custom_tools import (
     tools_path,
     validate_tool,
 )
+from designer.ui.widgets.error_label import ErrorLabel
 
 _RED, _GREEN = "#b00020", "#1b7a1b"
 _EXAMPLE_MODEL = Path("/path/to/model.onnx") if sys.platform != "win32" else Path("C:/model.onnx")
@@ -133,10 +134,7 @@ class ToolEditDialog(QDialog):
         form.addRow("", self.prompt_output)
         form.addRow("", self.open_output)
 
-        self.error = QLabel()
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet(f"color:{_RED};")
-        self.error.setVisible(False)
+        self.error = ErrorLabel()
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
@@ -209,7 +207,6 @@ class ToolEditDialog(QDialog):
             validate_tool(self.tool(), self.others)
         except ToolError as exc:
             self.error.setText(str(exc))
-            self.error.setVisible(True)
             return
         super().accept()
 

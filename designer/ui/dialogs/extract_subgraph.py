@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QWidget,
@@ -30,6 +29,7 @@ from designer.core.io.companion import scope_label
 from designer.core.names import sanitize_identifier
 from designer.core.scope import ScopeId
 from designer.ui.session import DocumentSession
+from designer.ui.widgets.error_label import ErrorLabel
 
 KINDS = (("operator", "Operator"), ("function", "Local function"))
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
@@ -97,11 +97,7 @@ class ExtractSubgraphDialog(QDialog):
         self.open_after.setChecked(True)
         self.open_after.setEnabled(open_model is not None)
         form.addRow(self.open_after)
-        self.error = QLabel()
-        self.error.setObjectName("error")
-        self.error.setStyleSheet("color:#b00020")
-        self.error.setWordWrap(True)
-        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error = ErrorLabel()
         form.addRow(self.error)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel

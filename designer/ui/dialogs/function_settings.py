@@ -36,6 +36,7 @@ from designer.core.edits.functions import AddFunctionAttribute, RemoveFunctionAt
 from designer.core.names import identifier_problem
 from designer.ui.params.attr_text import AttributeTextError, attribute_text, parse_attribute
 from designer.ui.session import DocumentSession
+from designer.ui.widgets.error_label import ErrorLabel
 
 A = onnx.AttributeProto
 FunctionId = tuple[str, str, str]
@@ -111,11 +112,7 @@ class FunctionSettingsDialog(QDialog):
         self.name_edit.returnPressed.connect(self.add_attribute)
         self.default_edit.returnPressed.connect(self.add_attribute)
 
-        self.error = QLabel()
-        self.error.setObjectName("function_settings_error")
-        self.error.setStyleSheet("color:#b00020")
-        self.error.setWordWrap(True)
-        self.error.setVisible(False)
+        self.error = ErrorLabel()
         self.info = QLabel(
             "Attributes with a type need a default value (P-2 syntax); call sites may "
             "override it. An attribute of undefined type has no default: every call site "
@@ -219,7 +216,6 @@ class FunctionSettingsDialog(QDialog):
 
     def show_error(self, text: str) -> None:
         self.error.setText(text)
-        self.error.setVisible(bool(text))
 
     def default_attribute(self, name: str) -> onnx.AttributeProto | None:
         """The default typed in, as an attribute of the chosen type (None for an attribute of

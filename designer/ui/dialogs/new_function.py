@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from designer.core.names import identifier_problem, unique_name
+from designer.ui.widgets.error_label import ErrorLabel
 
 DEFAULT_DOMAIN = "local"
 
@@ -72,10 +73,7 @@ class NewFunctionDialog(QDialog):
         for domain, version in sorted(model_opsets.items()):
             self._add_import(domain, version)
         self.imports.setMinimumHeight(110)
-        self.error = QLabel()
-        self.error.setStyleSheet("color:#b00020")
-        self.error.setWordWrap(True)
-        self.error.setVisible(False)
+        self.error = ErrorLabel()
         form = QFormLayout(self)
         form.addRow("Name:", self.name_edit)
         form.addRow("Domain:", self.domain_edit)
@@ -145,7 +143,6 @@ class NewFunctionDialog(QDialog):
 
     def show_error(self, text: str) -> None:
         self.error.setText(text)
-        self.error.setVisible(bool(text))
 
     def accept(self) -> None:
         problem = self.problem()

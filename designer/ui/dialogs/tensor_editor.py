@@ -32,10 +32,10 @@ from designer.core.tensorgen import (
 )
 from designer.core.values import format_tensor, parse_tensor
 from designer.ui.qtmodels.tensor_table_model import TensorTableModel
+from designer.ui.widgets.error_label import ErrorLabel
 
 #: Text mode formats the whole tensor; bigger tensors are edited in the table only.
 TEXT_LIMIT = 100_000
-ERROR_STYLE = "color:#b00020;"
 
 
 def convert(array: np.ndarray, elem_type: int, new_type: int) -> np.ndarray:
@@ -129,9 +129,7 @@ class TensorEditorDialog(QDialog):
         self._current_tab = 0
         self.tabs.currentChanged.connect(self._tab_changed)
 
-        self.error = QLabel()
-        self.error.setStyleSheet(ERROR_STYLE)
-        self.error.setWordWrap(True)
+        self.error = ErrorLabel()
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )

@@ -44,6 +44,7 @@ from designer.core.transforms import TransformCancelled, TransformLog, replace_e
 from designer.ui.dialogs.status_dialog import RunState, StatusDialog
 from designer.ui.jobs import IsCancelled, Job, Report, start_job
 from designer.ui.session import DocumentSession
+from designer.ui.widgets.error_label import ErrorLabel
 
 if TYPE_CHECKING:
     from designer.core.io.stream import DataSink
@@ -244,10 +245,7 @@ class TransformDialog(QDialog):
         layout.addWidget(self.options, 1)
         self.destination = DestinationBox(session, suffix)
         layout.addWidget(self.destination)
-        self.error = QLabel()
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color:#b42318;")
-        self.error.setVisible(False)
+        self.error = ErrorLabel()
         layout.addWidget(self.error)
         busy = QHBoxLayout()
         self.progress = QProgressBar()
@@ -278,7 +276,6 @@ class TransformDialog(QDialog):
 
     def show_error(self, message: str) -> None:
         self.error.setText(message)
-        self.error.setVisible(bool(message))
 
     @property
     def running(self) -> bool:

@@ -36,6 +36,7 @@ from designer.core.trt.settings import (
     runtime_inputs,
     validate_shapes,
 )
+from designer.ui.widgets.error_label import ErrorLabel
 
 if TYPE_CHECKING:
     from designer.ui.session import DocumentSession
@@ -77,10 +78,7 @@ class ProfileTab(QWidget):
                 grid.addWidget(box, row, col)
                 boxes.append(box)
             self.fields[i] = (boxes[0], boxes[1], boxes[2])
-        self.error = QLabel()
-        self.error.setObjectName("error")
-        self.error.setStyleSheet(_ERROR_STYLE)
-        self.error.setWordWrap(True)
+        self.error = ErrorLabel()
         self.others = QLabel()
         self.others.setWordWrap(True)
         self.others.setStyleSheet("color: palette(mid)")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QEnterEvent, QFocusEvent
 from PySide6.QtWidgets import (
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QToolButton,
@@ -13,22 +12,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-ERROR_STYLE = "color:#b00020;"
+from designer.ui.widgets.error_label import ERROR_STYLE as ERROR_STYLE  # re-exported
+from designer.ui.widgets.error_label import ErrorLabel as ErrorLabel  # re-exported
+
 ERROR_FIELD_STYLE = "QLineEdit, QPlainTextEdit { border: 1px solid #b00020; }"
-
-
-class ErrorLabel(QLabel):
-    """A red, word-wrapped message under a field; hidden while empty."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setStyleSheet(ERROR_STYLE)
-        self.setWordWrap(True)
-        self.setVisible(False)
-
-    def show_message(self, text: str) -> None:
-        self.setText(text)
-        self.setVisible(bool(text))
 
 
 class CommitLineEdit(QLineEdit):

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from designer.ui.diff import last_step
 from designer.ui.jobs import Job, start_job_with
+from designer.ui.widgets.error_label import ErrorLabel
 
 if TYPE_CHECKING:
     import onnx
@@ -74,10 +75,7 @@ class CompareModelsDialog(QDialog):
             row.addWidget(browse)
             form.addRow(label, row)
         layout.addLayout(form)
-        self.error = QLabel()
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color:#b42318;")
-        self.error.setVisible(False)
+        self.error = ErrorLabel()
         layout.addWidget(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.compare = buttons.addButton("Compare", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -108,7 +106,6 @@ class CompareModelsDialog(QDialog):
 
     def show_error(self, text: str) -> None:
         self.error.setText(text)
-        self.error.setVisible(bool(text))
 
     def run(self) -> Job | None:
         """Validate, then diff off the GUI thread; the view opens when done."""

@@ -27,6 +27,7 @@ from designer.core.names import identifier_problem, unique_name
 from designer.ui.canvas.view import CanvasView
 from designer.ui.dialogs.new_function import DEFAULT_DOMAIN, domain_problem
 from designer.ui.diff import last_step
+from designer.ui.widgets.error_label import ErrorLabel
 
 if TYPE_CHECKING:
     from designer.ui.main_window import MainWindow
@@ -45,10 +46,7 @@ class GroupDialog(QDialog):
         in_domain = {n for d, n in self.taken if d == DEFAULT_DOMAIN}
         self.name_edit = QLineEdit(unique_name("Group", in_domain))
         self.domain_edit = QLineEdit(DEFAULT_DOMAIN)
-        self.error = QLabel()
-        self.error.setStyleSheet("color:#b00020")
-        self.error.setWordWrap(True)
-        self.error.setVisible(False)
+        self.error = ErrorLabel()
         form = QFormLayout(self)
         intro = QLabel(
             f"The {count} selected node(s) become the body of a new local function and are "
@@ -82,7 +80,6 @@ class GroupDialog(QDialog):
         problem = self.problem()
         if problem is not None:
             self.error.setText(problem)
-            self.error.setVisible(True)
             return
         super().accept()
 

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
-    QLabel,
     QLineEdit,
     QMenu,
     QWidget,
@@ -25,6 +24,7 @@ from designer.core.errors import DesignerError, ValueSyntaxError
 from designer.core.names import identifier_problem
 from designer.core.values import parse_value
 from designer.ui.canvas.view import CanvasView
+from designer.ui.widgets.error_label import ErrorLabel
 
 if TYPE_CHECKING:
     from designer.ui.main_window import MainWindow
@@ -118,9 +118,7 @@ class AddInputDialog(QDialog):
         self.elem_type.addItems(list(ELEM_TYPES))
         self.shape = QLineEdit("[1, 3, 224, 224]")
         self.shape.setToolTip("Sizes, or 'names' for dynamic dimensions; empty: rank unknown")
-        self.error = QLabel()
-        self.error.setStyleSheet("color:#b00020")
-        self.error.setWordWrap(True)
+        self.error = ErrorLabel()
         form.addRow("Name:", self.name)
         form.addRow("Element type:", self.elem_type)
         form.addRow("Shape:", self.shape)
