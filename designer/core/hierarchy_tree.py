@@ -5,7 +5,9 @@ top-level constants exporters hoist out of their modules go back to them. Qt-fre
 
 Cost: each node's protobuf fields are read once (every read makes a new Python object,
 the bulk of the time at 100k nodes); module paths are worked out once per distinct name
-prefix or name_scopes head. See ``bench/bench_hierarchy.py``.
+prefix or name_scopes head; the name_scopes entries come from the node metadata the
+document reads once per model change (:meth:`Document.node_metadata`: the view graph has
+usually read it already). See ``bench/bench_hierarchy.py``.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ _STANDARD = frozenset({"", "ai.onnx", "ai.onnx.ml"})
 
 def group_tree(doc: Document, scope_id: ScopeId) -> Group:
     """The module, function-call and subgraph groups of ``scope_id`` (no hand groups).
-    A node's module path depends only on its name up to the last ``/`` (see
-    :func:`designer.core.scope_path.name_path`), or on its name_scopes value up to the
-    last ``,`` (:func:`designer.core.scope_path.name_scopes_path`): its group is looked
-    up by that prefix."""
+    A node's module path is the one its name_scopes entry gives (read with the node
+    metadata, :mod:`designer.core.node_meta`), else it depends only on its name up to the
+    last ``/`` (see :func:`designer.core.scope_path.name_path`): its group is looked up by
+    that prefix."""
     scope = doc.scope(scope_id)
     root = Group(())
     by_path: dict[tuple[str, ...], Group] = {(): root}
