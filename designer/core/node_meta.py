@@ -5,7 +5,7 @@ TensorRT precision (``onnx_designer.tensorrt.precision``). Qt-free.
 Why one pass: the dynamo exporter writes five entries on every node (``namespace``,
 ``class_hierarchy``, ``fx_node``, ``name_scopes``, ``stack_trace``), and python protobuf
 makes an object of every entry it hands out (about 1 µs each). Reading the entries of a
-100,000-node export takes about 0.4 s; the view graph (precision badges), the Layer
+100,000-node export takes about half a second; the view graph (precision badges), the Layer
 Explorer (its precision column) and the module groups each read them when a model opens.
 Now the first of them reads them (:meth:`designer.core.document.Document.node_metadata`)
 and the others look the answer up until the model changes.

@@ -39,12 +39,12 @@ from designer.ui.dialogs.activity_jobs import (
 from designer.ui.dialogs.dependency_panel import DependencyPanel
 from designer.ui.dialogs.host_key_dialog import GuiHostKeyDecider
 from designer.ui.jobs import Job, start_job_with
+from designer.ui.widgets.error_label import ERROR_STYLE
 
 if TYPE_CHECKING:
     from designer.ui.main_window import MainWindow
 
 OK_STYLE = "color:#1e7b34"
-ERROR_STYLE = "color:#b3261e"
 LOCAL = "Local (this machine)"
 
 

@@ -37,9 +37,9 @@ from designer.activities.connections import (
 from designer.core.errors import DesignerError
 from designer.ui.dialogs.host_key_dialog import GuiHostKeyDecider
 from designer.ui.jobs import Job, start_job_with
+from designer.ui.widgets.error_label import ERROR_STYLE
 
 OK_STYLE = "color:#1e7b34"
-ERROR_STYLE = "color:#b3261e"
 
 
 def secrets_note() -> str:

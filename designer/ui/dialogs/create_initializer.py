@@ -42,7 +42,7 @@ from designer.core.tensorgen import (
     type_name,
 )
 from designer.core.values import parse_tensor
-from designer.ui.params.fields import ErrorLabel
+from designer.ui.widgets.error_label import ErrorLabel
 
 VALUE, NPY, GENERATE, EXTERNAL = range(4)
 

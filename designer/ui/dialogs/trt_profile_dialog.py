@@ -36,13 +36,12 @@ from designer.core.trt.settings import (
     runtime_inputs,
     validate_shapes,
 )
-from designer.ui.widgets.error_label import ErrorLabel
+from designer.ui.widgets.error_label import ERROR_STYLE, ErrorLabel
 
 if TYPE_CHECKING:
     from designer.ui.session import DocumentSession
 
 MAX_DIM = 2**31 - 1
-_ERROR_STYLE = "color:#b00020"
 
 
 def _dim_name(dim: int | str, index: int) -> str:
@@ -161,7 +160,7 @@ class TrtProfileDialog(QDialog):
         layout.addWidget(self.same_names)
         self.status = QLabel(self.problem)
         self.status.setObjectName("status")
-        self.status.setStyleSheet(_ERROR_STYLE)
+        self.status.setStyleSheet(ERROR_STYLE)
         self.status.setWordWrap(True)
         layout.addWidget(self.status)
         self.buttons = QDialogButtonBox(

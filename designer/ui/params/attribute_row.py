@@ -32,7 +32,8 @@ from designer.ui.params.attr_text import (
     is_preview,
     parse_attribute,
 )
-from designer.ui.params.fields import CommitLineEdit, ErrorLabel, HoverWidget, tool_button
+from designer.ui.params.fields import CommitLineEdit, HoverWidget, tool_button
+from designer.ui.widgets.error_label import ErrorLabel
 
 A = onnx.AttributeProto
 LABEL_WIDTH = 130

@@ -12,9 +12,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from designer.ui.widgets.error_label import ERROR_STYLE as ERROR_STYLE  # re-exported
-from designer.ui.widgets.error_label import ErrorLabel as ErrorLabel  # re-exported
-
 ERROR_FIELD_STYLE = "QLineEdit, QPlainTextEdit { border: 1px solid #b00020; }"
 
 

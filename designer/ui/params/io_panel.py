@@ -13,9 +13,10 @@ from designer.core.edits import RenameTensor
 from designer.core.scope import ScopeId
 from designer.core.summary import type_text
 from designer.core.viewgraph import outer_values
-from designer.ui.params.fields import CommitLineEdit, ErrorLabel
+from designer.ui.params.fields import CommitLineEdit
 from designer.ui.params.trt_section import InputTrtSection
 from designer.ui.session import DocumentSession
+from designer.ui.widgets.error_label import ErrorLabel
 
 _KINDS = {"input": "Graph input", "output": "Graph output", "outer": "Outer-scope value"}
 

@@ -20,8 +20,9 @@ from PySide6.QtWidgets import (
 
 from designer.core.edits import SetMetadataProp, SetModelProperty
 from designer.core.names import unique_name
-from designer.ui.params.fields import CommitLineEdit, CommitTextEdit, ErrorLabel, Section
+from designer.ui.params.fields import CommitLineEdit, CommitTextEdit, Section
 from designer.ui.session import DocumentSession
+from designer.ui.widgets.error_label import ErrorLabel
 
 _TEXT_FIELDS = (
     ("producer_name", "Producer"),

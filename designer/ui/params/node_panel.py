@@ -23,7 +23,7 @@ from designer.ui.params.attr_text import (
     tensor_attribute,
 )
 from designer.ui.params.attribute_row import LABEL_WIDTH, AttributeRow, AttributeState
-from designer.ui.params.fields import CommitLineEdit, ErrorLabel, Section
+from designer.ui.params.fields import CommitLineEdit, Section
 from designer.ui.params.node_state import (
     function_attribute_types,
     node_schema,
@@ -31,6 +31,7 @@ from designer.ui.params.node_state import (
 )
 from designer.ui.params.trt_section import NodeTrtSection
 from designer.ui.session import DocumentSession
+from designer.ui.widgets.error_label import ErrorLabel
 
 A = onnx.AttributeProto
 _SUBGRAPH_SIGNAL = SIGNAL("subgraphRequested(int,QString,int)")

@@ -27,9 +27,10 @@ from designer.core.names import unique_name
 from designer.core.scope import ScopeId
 from designer.core.values import format_tensor
 from designer.ui.dialogs import create_initializer
-from designer.ui.params.fields import ErrorLabel, tool_button
+from designer.ui.params.fields import tool_button
 from designer.ui.params.node_state import node_schema
 from designer.ui.session import DocumentSession
+from designer.ui.widgets.error_label import ErrorLabel
 
 PREVIEW_ELEMENTS = 8
 _SINGLE_TYPES = {

@@ -21,8 +21,9 @@ from designer.core.trt.settings import (
 )
 from designer.ui.canvas.precision_menu import MAIN_ONLY, current_precision
 from designer.ui.params.attribute_row import LABEL_WIDTH
-from designer.ui.params.fields import CommitLineEdit, ErrorLabel, Section
+from designer.ui.params.fields import CommitLineEdit, Section
 from designer.ui.session import DocumentSession
+from designer.ui.widgets.error_label import ErrorLabel
 
 MIXED = "(mixed)"
 
