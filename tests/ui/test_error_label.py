@@ -16,7 +16,8 @@ def fully_shown(label: ErrorLabel) -> bool:
     return label.isVisible() and label.height() >= label.heightForWidth(label.width())
 
 
-def test_hidden_while_empty(qtbot: QtBot) -> None:
+def form_dialog(qtbot: QtBot) -> tuple[QDialog, ErrorLabel]:
+    """A shown dialog with one field and an error label under it."""
     dialog = QDialog()
     qtbot.addWidget(dialog)
     form = QFormLayout(dialog)
@@ -24,6 +25,11 @@ def test_hidden_while_empty(qtbot: QtBot) -> None:
     label = ErrorLabel()
     form.addRow(label)
     dialog.show()
+    return dialog, label
+
+
+def test_hidden_while_empty(qtbot: QtBot) -> None:
+    _dialog, label = form_dialog(qtbot)
     assert not label.isVisible()
     label.setText("bad")
     assert label.isVisible() and label.text() == "bad"
@@ -32,13 +38,7 @@ def test_hidden_while_empty(qtbot: QtBot) -> None:
 
 
 def test_a_long_message_makes_the_dialog_taller(qtbot: QtBot) -> None:
-    dialog = QDialog()
-    qtbot.addWidget(dialog)
-    form = QFormLayout(dialog)
-    form.addRow("Name:", QLineEdit())
-    label = ErrorLabel()
-    form.addRow(label)
-    dialog.show()
+    dialog, label = form_dialog(qtbot)
     dialog.resize(220, dialog.minimumSizeHint().height())
     qtbot.wait(10)
     before = dialog.height()
