@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from designer.ui.docks.explorer import ExplorerPanel
 from designer.ui.main_window import DocumentTab, MainWindow
 
 
@@ -17,3 +19,15 @@ def open_model(window: MainWindow, path: Path, qtbot: QtBot) -> DocumentTab:
     assert tab.view.wait_for_layout(30_000)
     qtbot.waitUntil(lambda: tab.session.check_result is not None, timeout=30_000)
     return tab
+
+
+def explorer_panel(window: MainWindow) -> ExplorerPanel:
+    """The Layer Explorer, its dock tab brought to the front as a user would click it: a
+    hidden explorer reads the document's layers only when it is shown."""
+    dock = next(d for d in window.docks if d.objectName() == "dock_explorer")
+    dock.show()
+    dock.raise_()
+    QApplication.processEvents()
+    panel = dock.widget()
+    assert isinstance(panel, ExplorerPanel)
+    return panel

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers.gui import explorer_panel
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
@@ -123,7 +124,7 @@ def test_collapse_auto_from_the_menu_and_box_selection(window, qtbot) -> None:  
     view.canvas.clearSelection()
     box.setSelected(True)
     assert sorted(view.selected_keys()) == sorted(members)  # the docks see its nodes
-    panel = next(d for d in window.docks if d.objectName() == "dock_explorer").widget()
+    panel = explorer_panel(window)
     qtbot.waitUntil(lambda: sorted(panel.selected_keys()) == sorted(members), timeout=5000)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from helpers.gui import explorer_panel
 from onnx import TensorProto, helper
 from PySide6.QtCore import QItemSelectionModel, Qt
 from pytestqt.qtbot import QtBot
@@ -28,10 +29,7 @@ def opened(window: MainWindow, path: Path) -> ExplorerPanel:
     window.open_files([path])
     tab = window.tab()
     assert tab is not None and tab.view.wait_for_layout(30_000)
-    dock = next(d for d in window.docks if d.objectName() == "dock_explorer")
-    panel = dock.widget()
-    assert isinstance(panel, ExplorerPanel)
-    return panel
+    return explorer_panel(window)
 
 
 def group_labels(model: ExplorerModel) -> list[str]:
@@ -189,3 +187,38 @@ def test_another_document_drops_the_filters_and_regroups_once(
     regroups.clear()
     window.tabs.setCurrentIndex(0)  # back to the first: nothing was filtered, one regroup
     assert panel.model.visible_count() == 21 and len(regroups) == 1
+
+
+def test_a_hidden_explorer_reads_the_layers_when_shown(
+    window: MainWindow, resnet_path: Path, qtbot: QtBot
+) -> None:
+    """Behind the Layer Palette's tab (the default layout) the explorer reads nothing; once
+    its tab is selected it shows the document as it is then: edits and the canvas selection
+    made meanwhile included."""
+    palette = next(d for d in window.docks if d.objectName() == "dock_palette")
+    palette.raise_()
+    qtbot.wait(10)
+    window.open_files([resnet_path])
+    tab = window.tab()
+    assert tab is not None and tab.view.wait_for_layout(30_000)
+    dock = next(d for d in window.docks if d.objectName() == "dock_explorer")
+    panel = dock.widget()
+    assert isinstance(panel, ExplorerPanel)
+    assert panel.model.records == {}  # not read while hidden
+    session = tab.session
+    scope = session.doc.scope()
+    key = next(k for k, n in scope.nodes() if n.name == "head_fc")
+    pool = next(k for k, n in scope.nodes() if n.name == "stem_pool")
+    assert session.push(RenameNode(MAIN_SCOPE, key, "classifier"))
+    tab.view.select_keys([pool])
+    qtbot.wait(10)
+    assert panel.model.records == {}
+    panel = explorer_panel(window)  # its tab selected
+    assert len(panel.model.records) == len(scope)
+    assert panel.model.records[key].name == "classifier"
+    assert panel.selected_keys() == [pool]
+    palette.raise_()  # hidden again after being read: it follows edits as before
+    qtbot.wait(10)
+    assert session.push(RenameNode(MAIN_SCOPE, key, "head"))
+    panel.flush()
+    assert panel.model.records[key].name == "head"

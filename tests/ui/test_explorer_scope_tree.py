@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.gui import explorer_panel
 from PySide6.QtCore import QItemSelectionModel, QModelIndex
 from pytestqt.qtbot import QtBot
 
@@ -25,9 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 def _panel(window: MainWindow, qtbot: QtBot, name: str) -> ExplorerPanel:
     open_model(window, model(name), qtbot)
-    dock = next(d for d in window.docks if d.objectName() == "dock_explorer")
-    panel = dock.widget()
-    assert isinstance(panel, ExplorerPanel)
+    panel = explorer_panel(window)
     panel.grouping.setCurrentIndex(panel.grouping.findData("scope"))
     assert panel.model.grouping == "scope" and panel.model.tree is not None
     return panel

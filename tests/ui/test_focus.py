@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from helpers.gui import explorer_panel
 from PySide6.QtCore import Qt
 
 from designer.core.collapse import group_key
@@ -116,11 +117,8 @@ def test_focus_from_the_explorer_scope_tree(window, qtbot) -> None:  # type: ign
     from PySide6.QtCore import QModelIndex
     from PySide6.QtWidgets import QApplication, QMenu
 
-    from designer.ui.docks.explorer import ExplorerPanel
-
     tab = open_model(window, model(LLAMA), qtbot)
-    panel = next(d for d in window.docks if d.objectName() == "dock_explorer").widget()
-    assert isinstance(panel, ExplorerPanel)
+    panel = explorer_panel(window)
     panel.grouping.setCurrentIndex(panel.grouping.findData("scope"))
     m = panel.model
     index = panel.model.group_row(LAYER)

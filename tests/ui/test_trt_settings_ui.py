@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.gui import open_model
+from helpers.gui import explorer_panel, open_model
 from helpers.shared import model as shared_model
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
@@ -208,10 +208,7 @@ def test_precision_menu_outside_the_main_graph_says_why(
 
 # --- Layer Explorer ---------------------------------------------------------------------------
 def explorer(window: MainWindow) -> ExplorerPanel:
-    dock = next(d for d in window.docks if d.objectName() == "dock_explorer")
-    panel = dock.widget()
-    assert isinstance(panel, ExplorerPanel)
-    return panel
+    return explorer_panel(window)
 
 
 def test_explorer_column_sort_filter_and_context_menu(

@@ -9,6 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
+from helpers.gui import explorer_panel
 from PySide6.QtWidgets import QMenu
 
 from designer.core.collapse import group_key
@@ -103,13 +104,11 @@ def test_headless_layout_draws_a_saved_collapsed_hand_group(tmp_path: Path) -> N
 
 
 def test_the_menu_asks_a_name_and_the_explorer_shows_the_group(window, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from designer.ui.docks.explorer import ExplorerPanel
     from designer.ui.tools import view_groups as tool
 
     tab = open_model(window, model(LLAMA), qtbot)
     view = tab.view
-    panel = next(d for d in window.docks if d.objectName() == "dock_explorer").widget()
-    assert isinstance(panel, ExplorerPanel)
+    panel = explorer_panel(window)
     panel.grouping.setCurrentIndex(panel.grouping.findData("scope"))
     keys = hierarchy_of(view.canvas).by_id[MLP].keys()
     view.select_keys(keys)

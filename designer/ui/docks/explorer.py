@@ -56,6 +56,8 @@ class ExplorerPanel(QWidget):
         self._syncing = False
         self._selected: set[int] = set()  # layer keys selected in the tree
         self._expanded: set[str] = set()
+        self._in_view = True  # until the dock says otherwise (set_in_view)
+        self._stale = False  # layers not read: the panel was hidden (see follow)
 
         self.search = FilterLineEdit("Filter by name")
         self.search.filterChanged.connect(self._filter)
@@ -130,22 +132,45 @@ class ExplorerPanel(QWidget):
 
     # --- following the document ------------------------------------------------------------
     def follow(self, tab: DocumentTab | None) -> None:
+        """Show the layers of ``tab``'s document. While the dock is hidden (closed, or behind
+        another tab) they are read only once it is shown: a row for each of 100k layers,
+        sorted, takes about half a second, and nobody would see it."""
         self.tab = tab
         self._events.clear()
-        if tab is None:
-            self.model.load(None)
-        else:
+        if tab is not None:
             session = tab.session
             if not session.property("explorer_follows"):  # connected once per session
                 session.setProperty("explorer_follows", True)
                 session.changed.connect(lambda event, s=session: self._on_changed(s, event))
+        self._stale = tab is not None and not self._in_view
+        if self._stale:
+            self.model.load(None)
+        else:
+            self._load()
+
+    def _load(self) -> None:
+        tab = self.tab
+        if tab is None:
+            self.model.load(None)
+        else:
             self.model.load(tab.session.doc, tab.view.scope_id)
+            self._selected = set()
             self.select_keys(tab.view.selected_keys())
         self.advanced.reset_choices()
+
+    def set_in_view(self, shown: bool) -> None:
+        """The dock was shown (or its tab selected), or hidden (``QDockWidget``'s
+        ``visibilityChanged``)."""
+        self._in_view = shown
+        if shown and self._stale:  # the document was opened or changed while hidden
+            self._stale = False
+            self._load()
 
     def _on_changed(self, session: DocumentSession, event: DocumentEvent) -> None:
         if self.tab is None or session is not self.tab.session:
             return  # a document in another tab
+        if self._stale:
+            return  # read as a whole when the panel is shown
         if not self._events:
             QTimer.singleShot(0, self.flush)
         self._events.append(event)
@@ -258,8 +283,8 @@ class ExplorerPanel(QWidget):
 
     def select_keys(self, keys: list[int]) -> None:
         """Select the rows of ``keys`` (from the canvas) without echoing back."""
-        if set(keys) == self._selected:
-            return
+        if self._stale or set(keys) == self._selected:
+            return  # (a hidden panel takes the canvas's selection when it is shown)
         self._selected = set(keys)
         selection = QItemSelection()
         last = self.model.columnCount() - 1
@@ -309,5 +334,7 @@ class ExplorerPanel(QWidget):
 def create_dock(window: MainWindow) -> QDockWidget:
     dock = QDockWidget("Layer Explorer", window)
     dock.setObjectName("dock_explorer")
-    dock.setWidget(ExplorerPanel(window))
+    panel = ExplorerPanel(window)
+    dock.setWidget(panel)
+    dock.visibilityChanged.connect(panel.set_in_view)
     return dock
