@@ -119,7 +119,7 @@ class Hierarchy:
         self._info: dict[str, GroupInfo] = {}
         self._consumers: dict[str, list[int]] | None = None
         self._types: dict[str, str] | None = None
-        self._inits: dict[str, tuple[int, int]] | None = None  # name → (elements, bytes)
+        self._init_sizes: dict[str, tuple[int, int]] | None = None  # name → (elements, bytes)
         self._own_params: dict[int, set[str]] | None = None  # id(group) → initializers read
         self._sizes: dict[str, tuple[int, int, int]] = {}
         self._keys: dict[str, list[int]] = {}
@@ -201,11 +201,11 @@ class Hierarchy:
 
     def _initializer_sizes(self) -> dict[str, tuple[int, int]]:
         """Initializer name → (elements, bytes) of the scope (read on first use)."""
-        if self._inits is None:
+        if self._init_sizes is None:
             proto = self.doc.scope(self.scope_id).proto
             found = isinstance(proto, onnx.GraphProto)
-            self._inits = initializer_sizes(proto.initializer) if found else {}
-        return self._inits
+            self._init_sizes = initializer_sizes(proto.initializer) if found else {}
+        return self._init_sizes
 
     def _own_params_of(self) -> dict[int, set[str]]:
         """id(group) → the initializers its own nodes read (groups reading none left out);

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from designer.core.scope import Scope
-from designer.core.scope_path import _METADATA_CACHE, NAME_SCOPES_KEY, name_scopes_path
+from designer.core.scope_path import NAME_SCOPES_KEY, known_path, name_scopes_path
 from designer.core.trt.settings import PRECISION_KEY, PRECISIONS
 
 
@@ -46,7 +46,6 @@ def read_node_metadata(scope: Scope) -> NodeMetadata:
     precisions: dict[int, str] = {}
     append = paths.append
     scopes_key, precision_key, known = NAME_SCOPES_KEY, PRECISION_KEY, frozenset(PRECISIONS)
-    cached = _METADATA_CACHE.get
     for key, node in zip(scope.keys, scope.proto.node, strict=True):
         meta = node.metadata_props
         if not meta:
@@ -62,7 +61,7 @@ def read_node_metadata(scope: Scope) -> NodeMetadata:
                 if path is None:  # name_scopes_path's own cache, looked up in place
                     value = entry.value
                     cut = value.rfind(",")
-                    path = cached(value[:cut] if cut >= 0 else "")
+                    path = known_path(value[:cut] if cut >= 0 else "")
                     if path is None:
                         path = name_scopes_path(value)
             elif name == precision_key and precision is None:

@@ -24,6 +24,9 @@ def scope_path(node: onnx.NodeProto) -> tuple[str, ...]:
 
 
 _METADATA_CACHE: dict[str, tuple[str, ...]] = {}
+#: The module path of a name_scopes value's head (the value up to its last ``,``) when
+#: :func:`name_scopes_path` has parsed one with that head already, else None.
+known_path = _METADATA_CACHE.get
 
 
 def name_scopes_path(value: str) -> tuple[str, ...]:
