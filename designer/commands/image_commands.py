@@ -53,6 +53,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="keep DEPTH levels of the model's module-scope tree open (from scoped node "
         "names or the exporter's name_scopes metadata) and draw each deeper module as one "
         "box labelled with its scope name; 'auto' picks the deepest level that keeps the "
-        "view to a few dozen boxes",
+        "view to a few dozen boxes (the next one when that shows only a handful)",
     )
     parser.set_defaults(handler=_export_image)

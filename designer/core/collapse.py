@@ -12,7 +12,7 @@ from __future__ import annotations
 import zlib
 from collections import Counter
 
-from designer.core.hierarchy import Group, Hierarchy
+from designer.core.hierarchy import AUTO_MAX_BOXES, Group, Hierarchy, pick_depth
 from designer.core.viewgraph import (
     NodeKind,
     Terminal,
@@ -34,16 +34,14 @@ def groups_below(hierarchy: Hierarchy, depth: int) -> set[str]:
     return {g.id for g in hierarchy.groups() if g.depth == depth + 1}
 
 
-def auto_graph_depth(graph: ViewGraph, hierarchy: Hierarchy, max_boxes: int = 60) -> int:
-    """The deepest level to keep open so that the collapsed ``graph`` has at most
-    ``max_boxes`` boxes (graph inputs and outputs included; hidden constants not counted);
-    0 when even that is more."""
-    best = 0
-    for depth, count in enumerate(collapsed_counts(graph, hierarchy)):
-        if count > max_boxes:
-            break
-        best = depth
-    return best
+def auto_graph_depth(
+    graph: ViewGraph, hierarchy: Hierarchy, max_boxes: int = AUTO_MAX_BOXES
+) -> int:
+    """The level *Auto* keeps open (:func:`designer.core.hierarchy.pick_depth`): the
+    deepest whose collapsed ``graph`` has at most ``max_boxes`` boxes (graph inputs and
+    outputs included; hidden constants not counted), or the next one when that shows only
+    a few; 0 when even level 0 shows more."""
+    return pick_depth(collapsed_counts(graph, hierarchy), max_boxes)
 
 
 def collapsed_counts(graph: ViewGraph, hierarchy: Hierarchy) -> list[int]:

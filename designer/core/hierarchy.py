@@ -320,17 +320,43 @@ def build_hierarchy(doc: Document, scope_id: ScopeId = MAIN_SCOPE) -> Hierarchy:
     return Hierarchy(doc, scope_id, root)
 
 
-def auto_depth(hierarchy: Hierarchy, max_boxes: int = 60) -> int:
-    """The deepest level to keep open so that the first view shows at most ``max_boxes``
-    boxes and loose nodes (0: everything collapsed to the top groups). Levels are only
-    opened while they add boxes, so a chain like ``m`` → ``model`` is opened through."""
-    best = 0
-    for depth in range(0, hierarchy.depth() + 1):
-        count = visible_count(hierarchy, depth)
+#: The first view of :func:`auto_depth`: at most this many boxes and loose nodes …
+AUTO_MAX_BOXES = 60
+#: … unless that leaves fewer than this many (a Llama exported by TorchScript shows
+#: ``model`` and ``lm_head`` alone at level 1: nothing of its structure) …
+AUTO_FEW_BOXES = 12
+#: … and the next level shows at most this many (the same Llama: its 24 layers, the
+#: embedding, the norm and the ~50 mask ops left in ``model`` itself, 81 in all).
+AUTO_STRETCH_BOXES = 150
+
+
+def pick_depth(
+    counts: Iterable[int],
+    max_boxes: int = AUTO_MAX_BOXES,
+    few: int = AUTO_FEW_BOXES,
+    stretch: int = AUTO_STRETCH_BOXES,
+) -> int:
+    """The level *Auto* keeps open, from the number of boxes and loose nodes each level
+    0, 1, 2, … shows: the deepest showing at most ``max_boxes`` (0 when even level 0
+    shows more); when that one shows fewer than ``few``, the next, if it shows at most
+    ``stretch``. Levels that add nothing (a chain like ``m`` → ``model``) are opened
+    through. Reads ``counts`` only as far as it needs."""
+    best, shown = 0, None
+    for depth, count in enumerate(counts):
         if count > max_boxes:
+            if shown is not None and shown < few and count <= stretch:
+                return depth
             break
-        best = depth
+        best, shown = depth, count
     return best
+
+
+def auto_depth(hierarchy: Hierarchy, max_boxes: int = AUTO_MAX_BOXES) -> int:
+    """The level to keep open for the first view (:func:`pick_depth`), counting boxes
+    and loose nodes with :func:`visible_count` (0: everything collapsed to the top
+    groups)."""
+    counts = (visible_count(hierarchy, depth) for depth in range(hierarchy.depth() + 1))
+    return pick_depth(counts, max_boxes)
 
 
 def visible_count(hierarchy: Hierarchy, depth: int) -> int:

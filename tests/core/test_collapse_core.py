@@ -14,7 +14,7 @@ from designer.core.collapse import (
     groups_below,
     parse_depth,
 )
-from designer.core.hierarchy import build_hierarchy
+from designer.core.hierarchy import AUTO_MAX_BOXES, AUTO_STRETCH_BOXES, build_hierarchy, pick_depth
 from designer.core.io.load import open_document
 from designer.core.viewgraph import NodeKind, build_view_graph
 from tests.helpers.shared import model
@@ -81,6 +81,42 @@ def test_depth_parsing_and_auto() -> None:
     for bad in ("x", "-1", "1.5"):
         with pytest.raises(ValueError, match="--collapse"):
             parse_depth(bad, graph, h)
+
+
+@pytest.mark.parametrize(
+    ("name", "depth"),
+    [
+        ("llama_24l_h64.torchscript.onnx", 2),  # level 1: model + lm_head alone
+        ("gpt2_6l_h64.torchscript.onnx", 2),  # level 1: transformer + lm_head alone
+        ("bert_4l_h64.torchscript.onnx", 1),  # level 1 already shows 55
+        ("squeezenet1_0.torchscript.onnx", 1),  # 19 boxes; level 2 shows 67
+    ],
+)
+def test_auto_opens_past_a_first_view_of_a_handful(name: str, depth: int) -> None:
+    """Auto shows the model's structure: where the deepest level within the box budget
+    shows only a handful of boxes (TorchScript puts everything in ``model``), it opens
+    one level more, within a stretched budget."""
+    _doc, h, graph = _setup(name)
+    assert auto_graph_depth(graph, h) == depth
+    shown = collapse_graph(graph, h, groups_below(h, depth)).nodes
+    assert len(shown) <= AUTO_STRETCH_BOXES
+    if len(shown) > AUTO_MAX_BOXES:  # stretched: the level above showed a handful
+        above = collapse_graph(graph, h, groups_below(h, depth - 1)).nodes
+        assert len(above) < 12
+    if name.startswith("llama"):
+        boxes = {n.name for n in shown if n.kind is NodeKind.GROUP}
+        assert {f"layers.{i}" for i in range(24)} <= boxes
+
+
+def test_pick_depth_rule() -> None:
+    assert pick_depth([4, 5, 81, 219]) == 2  # a handful, then within the stretch
+    assert pick_depth([4, 5, 151, 219]) == 1  # a handful, but the next is too many
+    assert pick_depth([4, 55, 91]) == 1  # enough at the budget: not stretched
+    assert pick_depth([4, 4, 59, 71]) == 2  # a chain is opened through
+    assert pick_depth([70, 90]) == 0  # even the top is over budget
+    assert pick_depth([3]) == 0
+    assert pick_depth([]) == 0
+    assert pick_depth([4, 11, 61], few=12) == 2 and pick_depth([4, 12, 61], few=12) == 1
 
 
 @pytest.mark.parametrize(
