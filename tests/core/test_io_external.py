@@ -311,7 +311,12 @@ def test_auto_externalize_over_limit(tmp_path: Path) -> None:
             assert ExternalRef.of(tensor).location == "auto.onnx.data"
         else:
             assert not is_external(tensor), tensor.name
-    assert _refs(model) == _refs(saved)  # the in-memory model now refers to the data file
+    assert _refs(model) == {}  # not adopted: the in-memory model keeps its data inline
+    adopted = _auto_model()
+    write_model(adopted, tmp_path / "own.onnx", None, limit=10_000, adopt=True)
+    assert len(_refs(adopted)) == len(big)  # adopted: it refers to its data file
+    (tmp_path / "own.onnx").unlink()
+    (tmp_path / "own.onnx.data").unlink()
     reloaded = onnx.load(path)
     for tensor in reloaded.graph.initializer:
         np.testing.assert_array_equal(numpy_helper.to_array(tensor), expected[tensor.name])
@@ -381,7 +386,8 @@ def test_auto_externalize_avoids_a_taken_data_file_name(tmp_path: Path) -> None:
     extra.external_data.add(key="length", value="16")
     model.graph.initializer.append(extra)
     write_model(model, tmp_path / "auto.onnx", tmp_path, limit=10_000)
-    locations = {ExternalRef.of(t).location for t in iter_model_tensors(model) if is_external(t)}
+    saved = onnx.load(tmp_path / "auto.onnx", load_external_data=False)
+    locations = {ExternalRef.of(t).location for t in iter_model_tensors(saved) if is_external(t)}
     assert locations == {"auto.onnx.data", "auto.onnx.1.data"}
     assert (tmp_path / "auto.onnx.data").read_bytes() == b"\0" * 64
 

@@ -133,6 +133,10 @@ class UndoStack:
         self._changed()
 
     # --- reading -------------------------------------------------------------------------
+    def edits(self) -> list[Edit]:
+        """Every step, applied ones first, then those that can be redone (a copy)."""
+        return list(self._edits)
+
     def labels(self) -> list[str]:
         return [e.label for e in self._edits]
 

@@ -194,14 +194,26 @@ def _finish_journal(folder: Path, journal: Path, in_use: InUse) -> list[Path]:
 
 
 def _remove(folder: Path, names: list[str]) -> list[Path]:
-    """Remove the regular files ``names`` (relative, inside ``folder``); what was removed."""
-    removed = []
+    """Remove the regular files ``names`` (relative, inside ``folder``); what was removed.
+    A name that leads out of ``folder`` once symbolic links are resolved (a linked
+    sub-folder, say, in a folder unpacked from elsewhere with a journal in it) is left
+    alone: a journal never removes anything outside its own folder."""
+    removed: list[Path] = []
+    try:
+        root = os.path.realpath(folder)
+    except OSError:
+        return removed
     for name in names:
         candidate = folder / name
         if Path(name).is_absolute() or ".." in Path(name).parts:
             continue
-        with contextlib.suppress(OSError):
-            if candidate.is_file() and not candidate.is_symlink():
-                candidate.unlink()
-                removed.append(candidate)
+        with contextlib.suppress(OSError, ValueError):
+            if candidate.is_symlink() or not candidate.is_file():
+                continue
+            if os.path.commonpath([root, os.path.realpath(candidate)]) != root:
+                continue
+            if os.path.realpath(candidate.parent) != os.path.join(root, *Path(name).parts[:-1]):
+                continue  # a linked folder on the way, even one that leads back inside
+            candidate.unlink()
+            removed.append(candidate)
     return removed

@@ -39,13 +39,18 @@ def _container_tensors(graph: Container, *, sparse: bool) -> Iterator[onnx.Tenso
                 yield part.values
                 yield part.indices
     for node in graph.node:
-        for attr in node.attribute:
-            if attr.HasField("t"):
-                yield attr.t
-            yield from attr.tensors
-            if sparse and attr.HasField("sparse_tensor"):
-                yield attr.sparse_tensor.values
-                yield attr.sparse_tensor.indices
+        yield from _node_tensors(node, sparse=sparse)
+
+
+def _node_tensors(node: onnx.NodeProto, *, sparse: bool) -> Iterator[onnx.TensorProto]:
+    """The tensors of ``node``'s attributes (not those of its subgraphs)."""
+    for attr in node.attribute:
+        if attr.HasField("t"):
+            yield attr.t
+        yield from attr.tensors
+        if sparse and attr.HasField("sparse_tensor"):
+            yield attr.sparse_tensor.values
+            yield attr.sparse_tensor.indices
 
 
 def _function_tensors(model: onnx.ModelProto, *, sparse: bool = True) -> Iterator[onnx.TensorProto]:
@@ -61,6 +66,21 @@ def iter_model_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
     for info in model.training_info:
         yield from iter_graph_tensors(info.initialization)
         yield from iter_graph_tensors(info.algorithm)
+
+
+def iter_root_tensors(
+    root: onnx.ModelProto | onnx.GraphProto | onnx.FunctionProto | onnx.NodeProto,
+) -> Iterator[onnx.TensorProto]:
+    """Every TensorProto under ``root``: a model (:func:`iter_model_tensors`), or a graph,
+    function body or node with the graphs nested in it (a node: its own attribute values
+    first), sparse parts included."""
+    if isinstance(root, onnx.ModelProto):
+        yield from iter_model_tensors(root)
+        return
+    if isinstance(root, onnx.NodeProto):
+        yield from _node_tensors(root, sparse=True)
+    for walked in iter_graphs(root):
+        yield from _container_tensors(walked.graph, sparse=True)
 
 
 def iter_loadable_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:

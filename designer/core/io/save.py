@@ -30,10 +30,12 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import onnx
+from google.protobuf.message import EncodeError
 from onnx import numpy_helper
 
 from designer.core.document import ChangeKind, Document, DocumentEvent
@@ -53,6 +55,7 @@ from designer.core.io.external import (
     iter_loadable_tensors,
     iter_model_tensors,
 )
+from designer.core.io.history_data import history_tensors
 from designer.core.io.save_plan import (
     DataCopy,
     TargetNames,
@@ -189,8 +192,14 @@ class _Transaction:
         for folder in reversed(self.folders):
             with contextlib.suppress(OSError):
                 folder.rmdir()
+        self.restore_tensors()
+
+    def restore_tensors(self) -> None:
+        """Put back the tensors this save moved out of the model file, and the external
+        locations it changed: ``model`` as it was before the save."""
         for tensor, original in reversed(self.rollback):
             tensor.CopyFrom(original)
+        self.rollback.clear()
         self.restore_locations()
 
 
@@ -203,6 +212,7 @@ def write_model(
     adopt: bool = False,
     references_only: bool = False,
     sink: DataSink | None = None,
+    history: Sequence[onnx.TensorProto] = (),
 ) -> SaveReport:
     """Write ``model`` to ``path``; the old model and its data files stay complete until
     the new ones are (see the module doc for what is guaranteed).
@@ -213,16 +223,20 @@ def write_model(
     where that name is taken, or is the model's own name, under a fresh one. If the
     serialized model would exceed ``limit`` bytes, tensors of ``MIN_EXTERNAL_BYTES`` or
     more move to ``<model file name>.data`` (or a fresh name) and ``model`` is changed to
-    refer to it. Renamed copies are referred to in ``model`` only with ``adopt`` (the
-    model now lives at ``path``). ``references_only`` writes external references as they
-    are, reading and copying nothing (crash recovery, which remembers their folder). On
-    failure nothing on disk or in ``model`` changes and ModelSaveError says why.
+    refer to it, only with ``adopt`` (the model now lives at ``path``); so are renamed
+    copies: without it, ``model`` is left exactly as it was. ``references_only`` writes
+    external references as they are, reading and copying nothing (crash recovery, which
+    remembers their folder). On failure nothing on disk or in ``model`` changes and
+    ModelSaveError says why.
 
     ``sink``: the data file a transform streamed converted tensors into for this ``path``
     (:class:`designer.core.io.stream.DataSink`); it becomes one of the new set's data
     files (renamed with the others before the model) and takes the tensors moved because
     of ``limit`` too. The save takes it over: done or failed, its temporary file does not
     stay.
+
+    ``history``: the external tensors the document's undo history holds; saved into
+    another folder, their bytes are copied too (see :func:`save_plan.plan_copies`).
     """
     path = Path(path)
     dst_dir = path.parent if str(path.parent) else Path(".")
@@ -242,14 +256,16 @@ def write_model(
                 raise ModelSaveError(f"{path}: the streamed data file was made for {sink.path}")
             names.claim(sink.location)
         skip = sink.owns if sink is not None else None
-        copies = [] if references_only else plan_copies(model, path, source_dir, names, skip)
+        copies = (
+            [] if references_only else plan_copies(model, path, source_dir, names, skip, history)
+        )
         for copy in copies:
             for tensor in copy.tensors:
                 tx.relocate(tensor, copy.location)
         external = None  # where tensors go because of the limit
         if sink is not None:
             external = sink.location
-        elif model.ByteSize() > limit:
+        elif _too_big(model, limit):
             fresh = (f"{path.name}.{n}.data" for n in itertools.count(1))
             external = names.pick(f"{path.name}.data", fresh)
         obsolete = [] if references_only else _obsolete(model, path, source_dir, copies, external)
@@ -259,12 +275,12 @@ def write_model(
         for copy, target in zip(copies, targets, strict=True):
             _write_copy(copy, target, tx, report)
         if sink is not None:
-            _finish_sink(model, sink, model.ByteSize() > limit, tx, report)
+            _finish_sink(model, sink, _too_big(model, limit), tx, report)
         elif external is not None:
             _externalize(model, dst_dir / external, tx, report)
         try:
             data = model.SerializeToString()
-        except ValueError as exc:
+        except (ValueError, EncodeError) as exc:
             raise ModelSaveError(f"{path}: the model cannot be serialized ({exc})") from None
         fd, tmp = tx.create(path)
         with os.fdopen(fd, "wb") as f:
@@ -293,8 +309,8 @@ def write_model(
                 sink.discard()
             sink.finished()
     tx.finish(obsolete)
-    if not adopt:
-        tx.restore_locations()
+    if not adopt:  # the model stays where it was: its tensors keep referring to its own files
+        tx.restore_tensors()
     return report
 
 
@@ -374,7 +390,7 @@ def _externalize(
         for tensor in iter_loadable_tensors(model):  # what onnx.load can read back
             if is_external(tensor) or tensor.data_type == onnx.TensorProto.STRING:
                 continue
-            if tensor.ByteSize() < MIN_EXTERNAL_BYTES:
+            if _is_small(tensor):
                 continue
             original = onnx.TensorProto()
             original.CopyFrom(tensor)
@@ -411,7 +427,7 @@ def _finish_sink(
         for tensor in iter_loadable_tensors(model):
             if is_external(tensor) or tensor.data_type == onnx.TensorProto.STRING:
                 continue
-            if tensor.ByteSize() < MIN_EXTERNAL_BYTES:
+            if _is_small(tensor):
                 continue
             original = onnx.TensorProto()
             original.CopyFrom(tensor)
@@ -434,9 +450,39 @@ def save_document(doc: Document, path: Path | str | None = None) -> SaveReport:
     target = Path(path) if path is not None else doc.path
     if target is None:
         raise ModelSaveError("Untitled: the model has never been saved; choose a file name")
-    report = write_model(doc.model, target, doc.base_dir, adopt=True)
+    history: list[onnx.TensorProto] = []
+    if doc.base_dir is not None and not _same_folder(doc.base_dir, target):
+        # an undo after Save As puts back tensors whose bytes are in the old folder
+        history = history_tensors(doc.undo_stack.edits())
+    report = write_model(doc.model, target, doc.base_dir, adopt=True, history=history)
     doc.path = target.resolve()
     doc.base_dir = doc.path.parent
     doc.undo_stack.set_clean()
     doc.notify(DocumentEvent(ChangeKind.SAVED))
     return report
+
+
+def _same_folder(folder: Path, target: Path) -> bool:
+    parent = target.parent if str(target.parent) else Path(".")
+    try:
+        return os.path.samefile(folder, parent)
+    except OSError:
+        return False
+
+
+def _too_big(model: onnx.ModelProto, limit: int) -> bool:
+    """Whether ``model`` serializes to more than ``limit`` bytes. protobuf refuses to even
+    measure a message of 2 GiB or more (EncodeError): that one is too big too."""
+    try:
+        return bool(model.ByteSize() > limit)
+    except EncodeError:
+        return True
+
+
+def _is_small(tensor: onnx.TensorProto) -> bool:
+    """Whether ``tensor`` stays inside the model file (under ``MIN_EXTERNAL_BYTES``); one
+    too big for protobuf to measure (2 GiB or more) is not."""
+    try:
+        return bool(tensor.ByteSize() < MIN_EXTERNAL_BYTES)
+    except EncodeError:
+        return False

@@ -13,7 +13,7 @@ import contextlib
 import itertools
 import mmap
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -136,6 +136,7 @@ def plan_copies(
     source_dir: Path | None,
     names: TargetNames,
     skip: Callable[[onnx.TensorProto], bool] | None = None,
+    history: Sequence[onnx.TensorProto] = (),
 ) -> list[DataCopy]:
     """The data files to write for ``model``'s external tensors saved as ``path``.
 
@@ -144,19 +145,30 @@ def plan_copies(
     distinct real file is copied once, under its location if that is free, else under a
     fresh name. A data file that is the model's (or its layout file's) own path is refused:
     writing the model would destroy it, and other models may use it. Tensors ``skip``
-    accepts are left out (their data file is being written by this save already)."""
+    accepts are left out (their data file is being written by this save already).
+
+    ``history``: external tensors the document's undo history holds
+    (:func:`designer.core.io.history_data.history_tensors`); their ranges are copied and
+    their locations follow a renamed copy like the model's, so that what an undo puts back
+    reads its own bytes. One that cannot be read is left as it is (it could not be undone
+    into a readable tensor before either) rather than failing the save."""
     groups: dict[Path, DataCopy] = {}
     cache: FileCache = {}
-    for tensor in iter_model_tensors(model):
+    model_side = ((t, False) for t in iter_model_tensors(model))
+    for tensor, past in itertools.chain(model_side, ((t, True) for t in history)):
         if not is_external(tensor) or (skip is not None and skip(tensor)):
             continue
         if source_dir is None:
+            if past:
+                continue
             raise ModelSaveError(
                 f"{path}: the model's external tensors have no source folder to be copied from"
             )
         try:
             real, offset, length = external_range(tensor, source_dir, cache)
         except ExternalDataError as exc:
+            if past:
+                continue
             raise ModelSaveError(f"{path}: {exc}") from None
         group = groups.get(real)
         if group is None:
