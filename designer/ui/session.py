@@ -95,6 +95,9 @@ class DocumentSession(QObject):
         self.undo_stack = History(doc.undo_stack, self)
         self.check_result: CheckResult | None = None
         self.layout_warning: str | None = None
+        #: Whether the layout file beside the model placed nodes when it opened: what the
+        #: user arranged (and collapsed, or not) is shown as saved.
+        self.layout_restored = False
         #: working copies editing a subgraph or function of this document (tabs)
         self.working_copies: list[DocumentSession] = []
         #: bumped on every event of the document, positions included (working copies
@@ -128,7 +131,7 @@ class DocumentSession(QObject):
         session = cls(doc, parent)
         assert doc.path is not None
         try:
-            load_positions(doc, doc.path)
+            session.layout_restored = load_positions(doc, doc.path) > 0
         except LayoutFileError as exc:
             doc.clear_positions()
             session.layout_warning = f"{exc}; the nodes were arranged anew"

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from PySide6.QtCore import QTimer
 
@@ -32,7 +33,7 @@ from designer.core.collapse import (
 )
 from designer.core.document import Position
 from designer.core.gcpause import gc_paused
-from designer.core.hierarchy import Hierarchy, build_hierarchy
+from designer.core.hierarchy import Group, Hierarchy, build_hierarchy
 from designer.core.viewgraph import NodeKind, ViewEdge, ViewGraph, build_view_graph
 from designer.ui.canvas import style as st
 from designer.ui.canvas.focus_view import focus_of, focus_state, focused_graph, lock_stubs
@@ -251,6 +252,90 @@ def _bbox(positions: Mapping[int, Position], keys: Iterable[int]) -> tuple[float
     return min(xs), min(ys), max(xs) + st.MAX_WIDTH / 2, max(ys) + st.OP_HEIGHT
 
 
+#: The width a box is taken to have when room is made beside it (the real one varies
+#: with its caption; opening and folding take the same, so that folding gives back the
+#: room exactly).
+BOX_WIDTH = st.MAX_WIDTH / 2
+
+
+def _open_parts(group: Group, collapsed: set[str]) -> tuple[list[int], list[Group]]:
+    """What ``group`` draws when it is open and ``collapsed`` are the collapsed groups:
+    the nodes outside every collapsed group inside it, and the outermost collapsed groups
+    inside it (boxes)."""
+    keys: list[int] = []
+    boxes: list[Group] = []
+    stack = [group]
+    while stack:
+        current = stack.pop()
+        keys.extend(current.own_keys)
+        for child in current.children:
+            (boxes if child.id in collapsed else stack).append(child)
+    return keys, boxes
+
+
+def _open_extent(
+    positions: Mapping[int, Position], group: Group, collapsed: set[str]
+) -> tuple[float, float, float, float] | None:
+    """Left, top, right and bottom of what ``group`` draws when open (:func:`_open_parts`;
+    a box sits at the top-left corner of its nodes), every node taken as ``MAX_WIDTH``
+    wide and ``OP_HEIGHT`` high; None when nothing of it has a position."""
+    keys, boxes = _open_parts(group, collapsed)
+    corners = [positions[k] for k in keys if k in positions]
+    for box in boxes:
+        members = box.keys()
+        inner = [positions[k] for k in members if k in positions]
+        if inner:
+            corners.append((min(p[0] for p in inner), min(p[1] for p in inner)))
+    if not corners:
+        return None
+    xs, ys = [p[0] for p in corners], [p[1] for p in corners]
+    return min(xs), min(ys), max(xs) + st.MAX_WIDTH, max(ys) + st.OP_HEIGHT
+
+
+def _make_room_beside(view: CanvasView, top: float, right: float, dx: float) -> list[int]:
+    """Move the drawn boxes on the row of a box whose top is ``top`` (their top within one
+    node's height above it, or at it) and whose left is at ``right`` or beyond, sideways
+    by ``dx`` (an opened box grows to the right as well as down); returns their keys."""
+    if dx == 0.0:
+        return []
+    scene = view.canvas
+    positions = scene.positions
+    row = [
+        node.key
+        for node in scene.graph.nodes
+        if (point := positions.get(node.key)) is not None
+        and top - st.OP_HEIGHT < point[1] <= top
+        and point[0] >= right
+    ]
+    _push(view, row, dx)
+    return row
+
+
+def _push(view: CanvasView, keys: list[int], dx: float) -> None:
+    """Move the drawn nodes and boxes ``keys`` sideways by ``dx``, with the nodes inside
+    the boxes."""
+    scene = view.canvas
+    hierarchy = hierarchy_of(scene)
+    graph = scene.graph
+    moved = list(keys)
+    for key in keys:
+        node = graph.node(key) if graph.has_node(key) else None
+        if node is not None and node.kind is NodeKind.GROUP and node.group in hierarchy.by_id:
+            scene.doc.settle_positions(scene.scope_id, partial(_is_token, node.group))
+            moved.extend(hierarchy.keys_of(hierarchy.by_id[node.group]))
+    scene.set_positions(_shift(scene.positions, moved, dx, 0.0))
+
+
+#: What opening a box pushed aside on its row, by scene and group id (keys, distance):
+#: folding it again moves them back. A fold without an opening before it moves nothing
+#: sideways (nothing was pushed).
+_PUSHED: WeakKeyDictionary[CanvasScene, dict[str, tuple[list[int], float]]] = WeakKeyDictionary()
+
+
+def _is_token(group_id: str, token: str) -> bool:
+    return token == group_id
+
+
 #: Whether the nodes hidden in the boxes below move later (``Document.defer_shift``) rather
 #: than at once; tests turn it off to compare with shifting everything right away.
 DEFER_HIDDEN = True
@@ -301,7 +386,12 @@ def collapse_to_depth(view: CanvasView, depth: int | str) -> int:
     if depth == "auto":
         depth = auto_graph_depth(full_graph(scene), hierarchy)
     assert isinstance(depth, int)
-    scene.collapsed = groups_below(hierarchy, depth)
+    # the groups collapsed deeper inside the new boxes stay so: their nodes are packed at
+    # their own boxes' corners, and they are boxes again when an outer box opens
+    deeper = {
+        i for i in scene.collapsed if i in hierarchy.by_id and hierarchy.by_id[i].depth > depth + 1
+    }
+    scene.collapsed = groups_below(hierarchy, depth) | deeper
     graph = scene.build_graph()  # boxes at their nodes' top-left corners
     placement = layout_graph(graph, scene.sizes(graph))
     positions = scene.positions
@@ -324,8 +414,11 @@ def collapse_to_depth(view: CanvasView, depth: int | str) -> int:
 
 def expand_all(view: CanvasView) -> None:
     """Open every group (each keeps its nodes' positions)."""
-    while view.canvas.collapsed:
-        expand_group(view, next(iter(view.canvas.collapsed)))
+    while view.canvas.collapsed:  # outermost first: an inner one is drawn once it opens
+        before = set(view.canvas.collapsed)
+        expand_group(view, min(before, key=lambda i: i.count("/")))
+        if view.canvas.collapsed == before:  # not a group of this hierarchy any more
+            set_collapsed(view, set())
 
 
 def expand_group(view: CanvasView, group_id: str) -> None:
@@ -343,21 +436,28 @@ def expand_group(view: CanvasView, group_id: str) -> None:
 
 
 def _expand(view: CanvasView, hierarchy: Hierarchy, group_id: str) -> None:
+    """Open ``group_id`` alone (groups collapsed inside it stay boxes): what it draws then
+    takes its box's place, and what lies below, and beside it on its row, moves to make
+    room."""
     scene = view.canvas
     group = hierarchy.by_id[group_id]
     key = group_key(group_id)
     positions = scene.positions
     box = positions.get(key)
-    members = group.keys()
-    bbox = _bbox(positions, members)
-    if box is not None and bbox is not None:
-        scene.set_positions(_shift(positions, members, box[0] - bbox[0], box[1] - bbox[1]))
+    after = scene.collapsed - {group_id}
+    extent = _open_extent(positions, group, after)
+    if box is not None and extent is not None:
+        members = group.keys()
+        scene.set_positions(_shift(positions, members, box[0] - extent[0], box[1] - extent[1]))
         item = scene.node_items.get(key)
         height = item.height if item is not None else st.OP_HEIGHT
-        grow = (bbox[3] - bbox[1]) - height  # what folding it again gives back
+        grow = (extent[3] - extent[1]) - height  # what folding it again gives back
         _make_room(view, box[1], grow, {key})
-    inner = {g.id for g in group.walk()}
-    set_collapsed(view, scene.collapsed - inner)
+        wide = max(0.0, (extent[2] - extent[0]) - BOX_WIDTH)
+        pushed = _make_room_beside(view, box[1], box[0] + BOX_WIDTH, wide)
+        if pushed:
+            _PUSHED.setdefault(scene, {})[group_id] = (pushed, wide)
+    set_collapsed(view, after)
 
 
 def collapse_group(view: CanvasView, group_id: str) -> None:
@@ -375,15 +475,23 @@ def collapse_group(view: CanvasView, group_id: str) -> None:
 
 
 def _collapse(view: CanvasView, hierarchy: Hierarchy, group_id: str) -> None:
+    """Fold ``group_id`` into one box; the groups collapsed inside it are remembered (they
+    are boxes again when it opens). What lay below, and beside it on its row, moves back
+    by the room it no longer takes."""
     scene = view.canvas
     group = hierarchy.by_id[group_id]
     members = group.keys()
     inner = {g.id for g in group.walk()}
-    bbox = _bbox(scene.positions, members)
-    if bbox is not None:
+    extent = _open_extent(scene.positions, group, scene.collapsed - {group_id})
+    if extent is not None:
         hidden = set(members) | {group_key(i) for i in inner}
-        _make_room(view, bbox[3], -((bbox[3] - bbox[1]) - st.OP_HEIGHT), hidden)
-    set_collapsed(view, (scene.collapsed - inner) | {group_id})
+        _make_room(view, extent[3], -((extent[3] - extent[1]) - st.OP_HEIGHT), hidden)
+    pushed = _PUSHED.get(scene, {}).pop(group_id, None)
+    if pushed is not None:  # what opening it pushed aside on its row comes back
+        keys, dx = pushed
+        drawn = [k for k in keys if scene.graph.has_node(k)]
+        _push(view, drawn, -dx)
+    set_collapsed(view, scene.collapsed | {group_id})
 
 
 def expose_keys(view: CanvasView, keys: Iterable[int]) -> None:
@@ -397,8 +505,8 @@ def expose_keys(view: CanvasView, keys: Iterable[int]) -> None:
         if key >= 0 and key not in scene.node_items:
             hierarchy = hierarchy or hierarchy_of(scene)
             hidden |= expose(hierarchy, scene.collapsed, key)
-    if hidden:
-        set_collapsed(view, scene.collapsed - hidden)
+    for group_id in sorted(hidden, key=lambda i: i.count("/")):  # outermost first
+        expand_group(view, group_id)  # each makes room for itself, as a double-click does
 
 
 def expose_key(view: CanvasView, key: int) -> int:

@@ -64,8 +64,8 @@ def ungroup(view: CanvasView, group_id: str) -> bool:
         expand_group(view, group_id)
     if not remove_view_group(scene.doc, scene.scope_id, group.view_name):
         return False
-    prefix = group_id + "/"
-    scene.collapsed = {i for i in scene.collapsed if i != group_id and not i.startswith(prefix)}
+    # the modules collapsed inside it stay collapsed: their ids follow them out of it
+    scene.collapsed = scene.collapsed - {group_id}
     _rebuild_hierarchy(view)
     redraw(view)
     return True

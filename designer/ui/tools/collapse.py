@@ -141,8 +141,9 @@ def _expand_current(window: MainWindow) -> None:
 
 def _collapse_if_large(window: MainWindow, tab: DocumentTab | None) -> None:
     """Once per tab: add the breadcrumb bar above its canvas; collapse a large main graph
-    (after its first layout) unless the layout file saved a collapsed state or the option
-    is off."""
+    (after its first layout) unless the option is off or its layout file placed its nodes
+    (then it shows as it was saved, collapsed or not: collapsing afresh would lay the boxes
+    out anew over the user's arrangement)."""
     if tab is None or tab.property("collapse_checked"):
         return
     tab.setProperty("collapse_checked", True)
@@ -152,6 +153,8 @@ def _collapse_if_large(window: MainWindow, tab: DocumentTab | None) -> None:
         return
     size = len(tab.session.doc.scope(tab.scope_id))
     if view.canvas.collapsed or size <= window.settings.collapse_above_nodes:
+        return
+    if tab.session.layout_restored:
         return
 
     def collapse() -> None:
