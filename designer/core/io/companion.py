@@ -25,11 +25,18 @@ Version 3 adds the optional ``groups`` object: per scope, the view-only groups m
 (:mod:`designer.core.view_groups`) in creation order, each its name and its nodes' labels
 (keyed like ``scopes``). Nodes the model no longer has are dropped on load, and a group
 left without nodes is dropped. Older files read as before; older readers ignore the key.
+
+A hostile or damaged file never reaches the canvas: a coordinate that is not a finite number
+of at most :data:`MAX_COORDINATE` in size (``NaN``, ``Infinity``, a 400-digit integer) is an
+invalid entry and dropped (that node is laid out afresh), and a file that cannot be parsed
+at all (bad JSON, nesting too deep for the parser, a number too long to convert) raises
+:class:`LayoutFileError` like any other malformed file.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from designer.core.document import Document, Position
@@ -40,6 +47,8 @@ from designer.core.view_groups import ViewGroup, all_view_groups, set_view_group
 
 FORMAT = "onnx-designer-layout"
 VERSION = 3
+MAX_COORDINATE = 1e9
+"""Largest saved coordinate accepted (in scene units); larger or non-finite ones are dropped."""
 
 
 class LayoutFileError(DesignerError):
@@ -130,7 +139,7 @@ def load_positions(doc: Document, model_path: Path) -> int:
     if not path.exists():
         return 0
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _parse(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError("not an onnx-designer layout file")
         scopes = data["scopes"]
@@ -153,7 +162,7 @@ def load_positions(doc: Document, model_path: Path) -> int:
             key = keys_by_label.get(name)
             if key is None or not _is_point(value):
                 continue
-            table[key] = (float(value[0]), float(value[1]))
+            table[key] = (float(value[0]), float(value[1]))  # finite: _is_point checked
             restored += 1
         doc.set_positions(scope.id, table)  # one POSITIONS event per scope
     collapsed = data.get("collapsed")
@@ -170,12 +179,31 @@ def load_positions(doc: Document, model_path: Path) -> int:
     return restored
 
 
+def _parse(text: str) -> object:
+    """The JSON value of ``text``; ValueError (one line, saying why) when it cannot be read,
+    also for nesting too deep for the parser and numbers too long to convert."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("not valid JSON: nested too deeply") from None
+    except ValueError:  # an integer literal past Python's digit limit
+        raise ValueError("not valid JSON: a number in it is too long") from None
+
+
+def _is_coordinate(v: object) -> bool:
+    """A real number (not a bool) that is finite and at most MAX_COORDINATE in size; the
+    comparison is exact for ints, so a 400-digit integer is rejected before float() sees it."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return False
+    if isinstance(v, float) and not math.isfinite(v):
+        return False
+    return abs(v) <= MAX_COORDINATE
+
+
 def _is_point(value: object) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) == 2
-        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-    )
+    return isinstance(value, list) and len(value) == 2 and all(_is_coordinate(v) for v in value)
 
 
 def _groups_to_json(doc: Document) -> dict[str, list[dict[str, object]]]:
@@ -211,12 +239,13 @@ def _groups_from_json(doc: Document, by_label: dict[str, Scope], data: dict[str,
             name, nodes = entry.get("name"), entry.get("nodes")
             if not isinstance(name, str) or not name.strip() or "/" in name:
                 continue
+            name = name.strip()
             if not isinstance(nodes, list) or any(g.name == name for g in groups):
                 continue
             keys = tuple(
                 keys_by_label[n] for n in nodes if isinstance(n, str) and n in keys_by_label
             )
             if keys:
-                groups.append(ViewGroup(name.strip(), keys))
+                groups.append(ViewGroup(name, keys))
         if groups:
             set_view_groups(doc, scope.id, groups)
