@@ -369,16 +369,28 @@ class MainWindow(QMainWindow):
 
     # --- autosave and recovery -------------------------------------------------------------
     def autosave(self) -> None:
+        """Write every modified model to its recovery entry (a restored tab to the entry
+        it came from)."""
         for tab in self.document_tabs():
             if tab.session.modified and tab.scope_id == MAIN_SCOPE:
                 try:
                     recovery.write_recovery(tab.session.doc, tab.recovery_id)
-                except DesignerError as exc:
-                    self.statusBar().showMessage(f"Autosave failed: {exc}", 8000)
+                except (DesignerError, OSError) as exc:
+                    self.statusBar().showMessage(
+                        f"Autosave of {tab.session.title.rstrip('*')} failed: {exc}; "
+                        "save the model to keep your changes",
+                        8000,
+                    )
 
     def offer_recovery(self) -> None:
+        """Offer the work of sessions that did not exit cleanly; entries a running instance
+        keeps are neither offered nor deleted. A restored tab takes over its entry: it
+        stays on disk (a second crash loses nothing), autosave writes over it, and saving
+        or closing the tab removes it."""
         entries = recovery.pending_recoveries()
-        if not entries or not self.ask_restore(entries):
+        if not entries:
+            return
+        if not self.ask_restore(entries):
             for entry in entries:
                 recovery.discard(entry)
             return
@@ -386,15 +398,24 @@ class MainWindow(QMainWindow):
             try:
                 session = DocumentSession.open(entry.model, self, base_dir=entry.base_dir)
             except DesignerError as exc:
-                self.show_error("Cannot restore document", str(exc))
+                self.show_error(
+                    "Cannot restore document",
+                    f"{exc}\n\nThe recovery copy stays in {entry.model.parent} and is offered "
+                    f"again at the next start; answer No then, or delete "
+                    f"{entry.model.name} and {entry.model.with_suffix('.json').name}, "
+                    "to drop it.",
+                )
+                continue
+            if not recovery.claim(entry):  # another instance restored it meanwhile
+                session.close()
                 continue
             session.doc.path = entry.original
             if entry.original is not None and entry.base_dir is None:
                 session.doc.base_dir = entry.model.parent
             session.undo_stack.resetClean()  # restored work is unsaved
             tab = self.add_session(session)
+            tab.recovery_id = entry.entry_id
             tab.show_banner(f"Restored unsaved changes from {entry.model.name}; save to keep them.")
-            recovery.discard(entry)
 
     def ask_restore(self, entries: list[recovery.RecoveryEntry]) -> bool:
         names = "\n".join(str(e.original or "Untitled") for e in entries)

@@ -2,18 +2,36 @@
 offered again after a crash. A clean exit removes the recovery files.
 
 Folder: ``$ONNX_DESIGNER_RECOVERY_DIR`` or the platform's app-data folder + ``/recovery``.
-Each entry is ``<id>.onnx`` plus ``<id>.json`` (``{"original": path or null, "saved_at": …}``).
+Each entry is ``<id>.onnx`` plus ``<id>.json``::
+
+    {"original": path or null, "saved_at": seconds, "base_dir": path or null,
+     "owner": {"pid": 1234, "host": "name", "started": "…" or null}}
+
 Weights kept in external data are referenced from the original folder, not copied.
+
+``owner`` is the process that keeps the entry up to date (it autosaved or restored it).
+An entry is *held* while that process runs: on this host, ``os.kill(pid, 0)`` succeeds and
+the process's start time (Linux: ``/proc/<pid>/stat``; guards against a reused pid) is the
+recorded one; on another host (a shared folder), while the entry was written less than
+:data:`FOREIGN_STALE_SECONDS` ago (a running session rewrites it every autosave). Held
+entries of other processes are neither offered nor deleted. Entries of this process are
+offered (the app asks once, at start, before its first autosave; an earlier process may
+have had the same pid) unless a tab of this process restored them (:func:`claim`).
+Entries without ``owner`` (older versions) are offered as before. An entry whose ``.json``
+is not what this module writes is logged and skipped, its files left for a look.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
+import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QStandardPaths
 
@@ -22,6 +40,12 @@ from designer.core.io import write_model
 from designer.core.io.atomic import write_atomic
 
 logger = logging.getLogger(__name__)
+
+#: An entry of another host counts as abandoned when it was not rewritten for this long.
+FOREIGN_STALE_SECONDS = 24 * 3600
+_HOST = socket.gethostname()
+#: Ids of entries a tab of this process restored and now keeps (see :func:`claim`).
+_HELD: set[str] = set()
 
 
 def recovery_dir() -> Path:
@@ -36,15 +60,135 @@ def recovery_dir() -> Path:
 
 
 @dataclass(frozen=True)
+class Owner:
+    """The process that keeps a recovery entry: pid, host name, and its start time where
+    the platform tells it (Linux), so that a reused pid is not taken for the owner."""
+
+    pid: int
+    host: str
+    started: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pid": self.pid, "host": self.host, "started": self.started}
+
+
+@dataclass(frozen=True)
 class RecoveryEntry:
     model: Path
     original: Path | None
     saved_at: float
     base_dir: Path | None
+    owner: Owner | None = None  # None: written by a version that did not record it
+
+    @property
+    def entry_id(self) -> str:
+        return self.model.stem
+
+
+class BadEntry(ValueError):
+    """A recovery ``.json`` that parses but is not what :func:`write_recovery` writes."""
+
+
+def _process_started(pid: int) -> str | None:
+    """The start time of process ``pid`` in clock ticks since boot (Linux), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 1 :].split()  # the name in parentheses may hold spaces
+    return fields[19] if len(fields) > 19 else None  # field 22 of stat(5)
+
+
+def current_owner() -> Owner:
+    pid = os.getpid()
+    return Owner(pid, _HOST, _process_started(pid))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    except (OSError, OverflowError, ValueError):
+        return True  # cannot tell: leave the entry alone
+    return True
+
+
+def held_elsewhere(entry: RecoveryEntry, now: float | None = None) -> bool:
+    """True while another running process keeps ``entry`` (see the module doc)."""
+    owner = entry.owner
+    if owner is None:
+        return False
+    if owner.host != _HOST:
+        now = time.time() if now is None else now
+        return now - entry.saved_at < FOREIGN_STALE_SECONDS
+    if owner.pid == os.getpid():
+        return False  # ours, or of an earlier process with our pid: not another one's
+    if not _pid_alive(owner.pid):
+        return False
+    if owner.started is not None:
+        started = _process_started(owner.pid)
+        if started is not None and started != owner.started:
+            return False  # the pid was reused by a process started later
+    return True
+
+
+def _optional_str(meta: dict[str, Any], key: str) -> str | None:
+    value = meta.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise BadEntry(f"'{key}' is {type(value).__name__} {value!r}, not a path")
+    return value
+
+
+def _parse_owner(value: object) -> Owner | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BadEntry(f"'owner' is {type(value).__name__}, not an object")
+    pid, host, started = value.get("pid"), value.get("host"), value.get("started")
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        raise BadEntry(f"'owner.pid' is {pid!r}, not a process id")
+    if not isinstance(host, str):
+        raise BadEntry(f"'owner.host' is {host!r}, not a host name")
+    if started is not None and not isinstance(started, str):
+        raise BadEntry(f"'owner.started' is {started!r}, not text")
+    return Owner(pid, host, started)
+
+
+def parse_entry(model: Path, meta: object) -> RecoveryEntry:
+    """The entry described by the parsed ``.json`` ``meta``; raises :class:`BadEntry`."""
+    if not isinstance(meta, dict):
+        raise BadEntry(f"it holds a {type(meta).__name__}, not an object")
+    saved_at = meta.get("saved_at", 0)  # older versions may have left it out
+    if isinstance(saved_at, bool) or not isinstance(saved_at, int | float):
+        raise BadEntry(f"'saved_at' is {saved_at!r}, not a time")
+    if not math.isfinite(saved_at):
+        raise BadEntry(f"'saved_at' is {saved_at!r}, not a time")
+    original = _optional_str(meta, "original")
+    base = _optional_str(meta, "base_dir")
+    return RecoveryEntry(
+        model,
+        Path(original) if original else None,
+        float(saved_at),
+        Path(base) if base else None,
+        _parse_owner(meta.get("owner")),
+    )
+
+
+def _read_meta(meta_path: Path) -> dict[str, Any]:
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    parse_entry(meta_path.with_suffix(".onnx"), meta)  # raises BadEntry
+    assert isinstance(meta, dict)
+    return meta
 
 
 def write_recovery(doc: Document, entry_id: str) -> Path:
-    """Write ``doc`` as recovery entry ``entry_id`` (atomic; external data referenced)."""
+    """Write ``doc`` as recovery entry ``entry_id`` (atomic; external data referenced),
+    owned by this process."""
     folder = recovery_dir()
     model_path = folder / f"{entry_id}.onnx"
     from designer.core.io.external import is_external, iter_model_tensors
@@ -57,36 +201,79 @@ def write_recovery(doc: Document, entry_id: str) -> Path:
         "original": str(doc.path) if doc.path else None,
         "saved_at": time.time(),
         "base_dir": str(doc.base_dir) if has_external and doc.base_dir else None,
+        "owner": current_owner().to_json(),
     }
     write_atomic(folder / f"{entry_id}.json", json.dumps(meta).encode("utf-8"))
     return model_path
+
+
+def claim(entry: RecoveryEntry) -> bool:
+    """Make this process the owner of ``entry`` (a tab restored it and will autosave over
+    it): it stays on disk, is not offered to other instances while this one runs, and is
+    offered again if this one crashes too. False, and nothing changed, when another
+    running process took it since it was listed. Costs one small JSON rewrite."""
+    meta_path = entry.model.with_suffix(".json")
+    try:
+        meta = _read_meta(meta_path)
+        current = parse_entry(entry.model, meta)
+    except (OSError, ValueError) as exc:
+        logger.warning("recovery entry %s changed while restoring (%s)", meta_path, exc)
+        return False
+    if held_elsewhere(current):
+        return False
+    meta["owner"] = current_owner().to_json()
+    try:
+        write_atomic(meta_path, json.dumps(meta).encode("utf-8"))
+    except OSError as exc:  # restored all the same; the entry keeps its old owner
+        logger.warning("cannot mark recovery entry %s as restored (%s)", meta_path, exc)
+    _HELD.add(entry.entry_id)
+    return True
 
 
 def remove_recovery(entry_id: str) -> None:
     folder = recovery_dir()
     for suffix in (".onnx", ".json"):
         (folder / f"{entry_id}{suffix}").unlink(missing_ok=True)
+    _HELD.discard(entry_id)
 
 
 def pending_recoveries() -> list[RecoveryEntry]:
-    """Entries left behind by a session that did not exit cleanly, newest first."""
+    """Entries left behind by a session that did not exit cleanly, newest first: not those
+    a running process (another instance, or a restored tab of this one) keeps. An entry
+    whose ``.json`` cannot be read or has unexpected content is logged and skipped."""
     entries = []
     folder = recovery_dir()
+    now = time.time()
     for meta_path in folder.glob("*.json"):
         model = meta_path.with_suffix(".onnx")
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            entry = parse_entry(model, json.loads(meta_path.read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:  # offered no more; the files stay for a look
-            logger.warning("recovery file %s is unreadable (%s); not offered", meta_path, exc)
+            logger.warning(
+                "recovery file %s cannot be used (%s); not offered, its files stay in %s",
+                meta_path,
+                exc,
+                folder,
+            )
             continue
-        if not model.exists():
+        if not model.exists() or entry.entry_id in _HELD or held_elsewhere(entry, now):
             continue
-        original = Path(meta["original"]) if meta.get("original") else None
-        base = Path(meta["base_dir"]) if meta.get("base_dir") else None
-        entries.append(RecoveryEntry(model, original, float(meta.get("saved_at", 0)), base))
+        entries.append(entry)
     return sorted(entries, key=lambda e: -e.saved_at)
 
 
-def discard(entry: RecoveryEntry) -> None:
+def discard(entry: RecoveryEntry) -> bool:
+    """Delete ``entry``'s files, unless another running process took it since it was
+    listed (then False, and they stay)."""
+    meta_path = entry.model.with_suffix(".json")
+    try:
+        current = parse_entry(entry.model, json.loads(meta_path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        current = entry  # gone or unreadable now: decide on what was listed
+    if held_elsewhere(current):
+        logger.info("recovery entry %s is kept: another running instance holds it", meta_path)
+        return False
     entry.model.unlink(missing_ok=True)
-    entry.model.with_suffix(".json").unlink(missing_ok=True)
+    meta_path.unlink(missing_ok=True)
+    _HELD.discard(entry.entry_id)
+    return True
