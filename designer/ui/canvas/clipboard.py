@@ -104,9 +104,12 @@ def _positions(model: onnx.ModelProto, count: int) -> list[tuple[float, float]]:
             try:
                 rel = json.loads(prop.value)
                 if len(rel) == count:
-                    return [(float(x), float(y)) for x, y in rel]
-            except (ValueError, TypeError):
-                break
+                    points = [(float(x), float(y)) for x, y in rel]
+                    if all(abs(x) <= 1e9 and abs(y) <= 1e9 for x, y in points):  # NaN fails
+                        return points
+            except (ValueError, TypeError, RecursionError, OverflowError):
+                pass
+            break
     return [(i * 40.0, i * 40.0) for i in range(count)]
 
 
