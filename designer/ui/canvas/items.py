@@ -8,6 +8,8 @@ proxies are painted by the node item itself instead of being child items.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -25,6 +27,7 @@ _TRI = {True: st.TRIANGLE_OPTIONAL, False: st.TRIANGLE}
 _NO_PEN = QPen(Qt.PenStyle.NoPen)
 _LIGHT_TEXT = QColor("#ffffff")
 _NO_TAGS: list[tuple[int, str, str, bool]] = []  # shared empty list (never mutated)
+_NO_ROWS: dict[int, int] = {}  # shared empty table (never mutated)
 _NO_BADGE = QRectF()
 
 
@@ -64,6 +67,8 @@ class NodeItem(QGraphicsItem):
     __slots__ = (
         "_badge",
         "_bounds",
+        "_tag_rows",
+        "_tag_width",
         "_type_rect",
         "badge_label",
         "color",
@@ -87,6 +92,8 @@ class NodeItem(QGraphicsItem):
         self.problem_text = ""
         # (input slot, tensor, label, is a stub): graph-input proxies and stubs of outputs
         self.tags: list[tuple[int, str, str, bool]] = _NO_TAGS
+        self._tag_rows: dict[int, int] = _NO_ROWS  # input slot → row of its tag (stacked)
+        self._tag_width = st.PROXY_W
         self.heat = -1.0  # profile overlay: 0..1 of the hottest node, -1 when none
         self.heat_label = ""
         self.heat_fill: QColor | None = None  # comparison overlay: faster/slower colour
@@ -126,8 +133,13 @@ class NodeItem(QGraphicsItem):
         """Inputs (slot, tensor, stub) drawn as a small proxy of a graph input, or as the
         stub of a far or widely read producer's output (``stub``)."""
         self.prepareGeometryChange()
+        rows, self._tag_width = _tag_rows(
+            [st.terminal_x(self.width, slot, len(self.view.inputs)) for slot, _n, _s in tags]
+        )
+        self._tag_rows = {tags[index][0]: row for index, row in rows.items()}
         self.tags = [
-            (slot, name, st.elide(name, "small", st.PROXY_W - 8), stub) for slot, name, stub in tags
+            (slot, name, st.elide(_tail(name), "small", self._tag_width - 8), stub)
+            for slot, name, stub in tags
         ]
         self._update_bounds()
         self.update()
@@ -159,7 +171,7 @@ class NodeItem(QGraphicsItem):
         top = -st.TRIANGLE - 2.0
         left, right = -2.0, max(self.width + 8.0, self._badge.right() + 2.0)
         if self.tags:
-            top = -st.TRIANGLE - st.PROXY_GAP - st.PROXY_H - 2.0
+            top = self._tag_top(max(self._tag_rows.values(), default=0)) - 2.0
             n = len(self.view.inputs)
             xs = [st.terminal_x(self.width, slot, n) for slot, _n, _l, _s in self.tags]
             left = min(left, min(xs) - st.PROXY_W / 2 - 2)
@@ -226,8 +238,14 @@ class NodeItem(QGraphicsItem):
 
     def _tag_rect(self, slot: int) -> QRectF:
         x = st.terminal_x(self.width, slot, len(self.view.inputs))
-        top = -st.TRIANGLE - st.PROXY_GAP - st.PROXY_H
-        return QRectF(x - st.PROXY_W / 2, top, st.PROXY_W, st.PROXY_H)
+        width = self._tag_width
+        return QRectF(x - width / 2, self._tag_top(self._tag_rows.get(slot, 0)), width, st.PROXY_H)
+
+    @staticmethod
+    def _tag_top(row: int) -> float:
+        """Top of a tag in ``row`` (0: just above the input terminals; tags too close to
+        sit side by side are stacked, see :func:`_tag_rows`)."""
+        return -st.TRIANGLE - st.PROXY_GAP - st.PROXY_H - row * (st.PROXY_H + TAG_ROW_GAP)
 
     # --- painting ---------------------------------------------------------------------------
     def paint(
@@ -344,11 +362,14 @@ class NodeItem(QGraphicsItem):
 
     def _paint_tags(self, painter: QPainter, lod: float) -> None:
         n = len(self.view.inputs)
+        painter.setPen(QPen(st.EDGE, 0))
+        for slot, _name, _label, _stub in self.tags:  # the lines first: stacked tags cover none
+            rect = self._tag_rect(slot)
+            x = st.terminal_x(self.width, slot, n)
+            painter.drawLine(QPointF(x, rect.bottom() + st.CIRCLE), QPointF(x, -st.TRIANGLE))
         for slot, _name, label, stub in self.tags:
             rect = self._tag_rect(slot)
             x = st.terminal_x(self.width, slot, n)
-            painter.setPen(QPen(st.EDGE, 0))
-            painter.drawLine(QPointF(x, rect.bottom() + st.CIRCLE), QPointF(x, -st.TRIANGLE))
             painter.setPen(QPen(st.EDGE if stub else st.IO_BORDER, 0.8))
             painter.setBrush(st.STUB_FILL if stub else st.INPUT_FILL)
             radius = 3.0 if stub else st.PROXY_H / 2  # stubs square-ish, graph inputs round
@@ -516,3 +537,36 @@ class LinkPreviewItem(QGraphicsItem):
         painter.setPen(pen)
         painter.setBrush(QBrush())
         painter.drawPath(self._path)
+
+
+def _tail(tensor: str) -> str:
+    """What a small tag shows of a tensor name: the part after the last ``/``, less the
+    exporter's ``_output_0`` (``/m/model/rotary_emb/Cast_output_0`` → ``Cast``; output 1:
+    ``Cast:1``). Elided in the middle, every tag of a TorchScript box read
+    ``/m/mode…utput_0``. The whole name is in the tooltip."""
+    tail = tensor.rpartition("/")[2] or tensor
+    head, sep, index = tail.rpartition("_output_")  # the exporter's "<node>_output_<i>"
+    if sep and head and index.isdigit():
+        return head if index == "0" else f"{head}:{index}"
+    return tail
+
+
+#: Space between stacked rows of tags.
+TAG_ROW_GAP = 3.0
+#: At most this many rows of tags above a box; closer tags get narrower.
+MAX_TAG_ROWS = 2
+
+
+def _tag_rows(xs: Sequence[float]) -> tuple[dict[int, int], float]:
+    """Rows and width of tags centred at ``xs`` (by position in ``xs``) so that none
+    covers another: side by side when they fit, else stacked in up to ``MAX_TAG_ROWS``
+    rows (neighbours on different rows), narrowed when even that is not enough."""
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    gaps = [xs[b] - xs[a] for a, b in itertools.pairwise(order)]
+    need = st.PROXY_W + 4.0
+    gap = min(gaps, default=need)
+    if gap >= need:
+        return dict.fromkeys(range(len(xs)), 0), st.PROXY_W
+    rows = min(MAX_TAG_ROWS, math.ceil(need / max(gap, 1.0)))
+    width = min(st.PROXY_W, rows * gap - 4.0)
+    return {index: rank % rows for rank, index in enumerate(order)}, max(width, 12.0)
