@@ -5,10 +5,15 @@
 looks for the siblings TREx writes, ``<engine>.{graph,profile,timing,build.metadata,
 profile.metadata,metadata}.json`` and ``<engine>.{build,profile}.log``, and those of the
 trtexec samples, ``<model>-exportLayerInfo.*`` / ``-exportProfile.json`` / ``-exportTimes.json``.
+
+:func:`with_profile` adds a profile to an engine already loaded: only when enough of its layers
+are the engine's (:func:`match_profile`), and without touching what the engine itself recorded
+(its TensorRT version and device); the profiling run's own are kept apart in ``profile_run``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -40,7 +45,20 @@ from designer.activities.reports.trt_profile import (
 )
 from designer.activities.reports.trtexec_log import TrtexecLog, is_trtexec_log, parse_trtexec_log
 
-__all__ = ["EngineBundle", "FileKind", "classify", "engine_name", "load_engine", "sibling_files"]
+__all__ = [
+    "PROFILE_MATCH_MIN",
+    "EngineBundle",
+    "FileKind",
+    "ProfileMatch",
+    "classify",
+    "engine_name",
+    "load_engine",
+    "match_profile",
+    "read_profile",
+    "run_description",
+    "sibling_files",
+    "with_profile",
+]
 
 FileKind = Literal[
     "graph", "profile", "timing", "build.metadata", "profile.metadata", "metadata", "log"
@@ -57,6 +75,9 @@ _TREX_SUFFIX = re.compile(
     r"\.(graph|profile|timing|build\.metadata|profile\.metadata|metadata)\.json$"
 )
 _SAMPLE_SUFFIX = re.compile(r"-export(LayerInfo|Profile|Times)(\.[A-Za-z]+)?$")
+# A profile is this engine's when at least this share of its layers are the engine's layers
+# (a profile of the same engine matches all; another build of the same model about 70 %).
+PROFILE_MATCH_MIN = 0.5
 
 
 @dataclass
@@ -72,6 +93,9 @@ class EngineBundle:
     device_attributes: DeviceInfo | None = None
     logs: list[TrtexecLog] = field(default_factory=list)
     sources: dict[str, list[Path]] = field(default_factory=dict)
+    # The run that measured a profile added by with_profile (its TensorRT, device, timings):
+    # never the engine's own record, so it is not consulted by trt_version / device.
+    profile_run: RunInfo | None = None
 
     @property
     def trt_version(self) -> str | None:
@@ -99,8 +123,9 @@ class EngineBundle:
     @property
     def performance(self) -> PerformanceSummary | None:
         """From profile metadata / a profiling log, else computed from the timing JSON."""
-        if self.run is not None and self.run.performance is not None:
-            return self.run.performance
+        for run in (self.run, self.profile_run):
+            if run is not None and run.performance is not None:
+                return run.performance
         if self.timing is not None and self.timing.records:
             return self.timing.summary()
         return None
@@ -274,3 +299,76 @@ def _assemble(found: list[tuple[Path, FileKind, Any]]) -> EngineBundle:
     return EngineBundle(
         name=engine_name(graph_path), graph=graph, logs=logs, sources=sources, **bundle_parts
     )
+
+
+@dataclass(frozen=True)
+class ProfileMatch:
+    """How many of a profile's layers name a layer of the engine."""
+
+    matched: int
+    profiled: int
+    missing: tuple[str, ...] = ()  # the profiled names that are not the engine's, in order
+
+    @property
+    def enough(self) -> bool:
+        """Whether the profile is taken to be this engine's (see PROFILE_MATCH_MIN)."""
+        return self.matched > 0 and self.matched >= PROFILE_MATCH_MIN * self.profiled
+
+
+def match_profile(graph: EngineGraph, profile: EngineProfile) -> ProfileMatch:
+    """Compare the profile's layer names with ``graph``'s (exact names, as the report card
+    joins them). Cost: O(layers)."""
+    names = {layer.name for layer in graph.layers}
+    missing = tuple(p.name for p in profile.layers if p.name not in names)
+    return ProfileMatch(len(profile.layers) - len(missing), len(profile.layers), missing)
+
+
+def run_description(run: RunInfo | None) -> str:
+    """``TensorRT 10.16.1 · NVIDIA H100 PCIe`` (what a run recorded of both; "" for neither)."""
+    if run is None:
+        return ""
+    parts = [f"TensorRT {run.trt_version}" if run.trt_version else ""]
+    parts.append(run.device.name if run.device is not None and run.device.name else "")
+    return " · ".join(p for p in parts if p)
+
+
+def read_profile(path: Path) -> tuple[EngineProfile, RunInfo | None]:
+    """The per-layer profile in ``path`` (a --exportProfile JSON, or a trtexec log with
+    --dumpProfile) and, for a log, the run that measured it. EngineFormatError otherwise."""
+    kind, content = classify(path)
+    if kind == "profile":
+        return parse_profile_json(content, path), None
+    if kind == "log" and content.profile is not None:
+        return content.profile, content.run
+    what = "a trtexec log without --dumpProfile" if kind == "log" else f"{kind} JSON"
+    raise EngineFormatError(
+        f"{path.name} holds no per-layer profile ({what}); give the JSON trtexec "
+        "--exportProfile wrote, or a trtexec log of a run with --dumpProfile"
+    )
+
+
+def with_profile(bundle: EngineBundle, path: Path) -> tuple[EngineBundle, ProfileMatch]:
+    """``bundle`` with the profile in ``path`` instead of its own (``bundle`` is unchanged).
+
+    Raises EngineFormatError (one line: what, and what to do) when ``path`` holds no profile
+    or too few of its layers are the engine's: a profile of another engine would give no
+    latency to most layers. The engine's recorded version and device stay as they are; a
+    log's run goes to ``profile_run``. Cost: parsing ``path``."""
+    path = Path(path)
+    if not path.is_file():
+        raise EngineFormatError(f"{path}: no such file")
+    profile, run = read_profile(path)
+    match = match_profile(bundle.graph, profile)
+    if not match.enough:
+        measured = run_description(run)
+        where = f" ({measured})" if measured else ""
+        example = f" (e.g. {match.missing[0]!r})" if match.missing else ""
+        raise EngineFormatError(
+            f"{path.name}{where} profiles another engine: {match.matched} of its "
+            f"{match.profiled} layers are layers of {bundle.name}{example}; not loaded. Load "
+            "this engine's own profile (trtexec --loadEngine=<this engine> "
+            "--exportProfile=profile.json)"
+        )
+    sources = {**bundle.sources, "profile": [path]}
+    changed = dataclasses.replace(bundle, profile=profile, profile_run=run, sources=sources)
+    return changed, match

@@ -2,8 +2,9 @@
 activity dialog (target at the top, dependencies, live log, Cancel) with the TensorRT form.
 
 Check connects, finds TensorRT on the target and reads its version; the form then disables
-what that version lacks. "Show Command" prints the exact trtexec line for the chosen target
-(the same one ``onnx-designer trt build --print-command`` prints). A finished build lists
+what that version lacks. "Show Command" prints the exact line Build / Profile runs on the
+chosen target — its paths and timing cache included (the same one ``onnx-designer trt build
+--print-command`` prints for that target). A finished build lists
 the engine, log and layer JSON; a profile opens the TensorRT report tab.
 """
 
@@ -21,6 +22,7 @@ from designer.core.errors import DesignerError
 from designer.ui.dialogs.activity_dialog import ActivityDialog
 from designer.ui.dialogs.trt_form import TrtForm
 from designer.ui.dialogs.trt_jobs import TrtOutcome, check_trt, run_trt
+from designer.ui.jobs import start_job_with
 
 if TYPE_CHECKING:
     from designer.ui.main_window import MainWindow
@@ -132,32 +134,94 @@ class TrtDialog(ActivityDialog):
         )
 
     # --- command preview -------------------------------------------------------------------
-    def command_line(self) -> str:
-        """The trtexec line for the current options and the checked target's version (with
-        host paths; on an SSH target the run maps them into the deployment folder)."""
-        from designer.activities.trt.command import (
-            format_command,
-            trtexec_argv,
-            trtexec_profile_argv,
-        )
-
+    def _preview_inputs(self) -> tuple[Any, Any]:
+        """(options, detection) for a preview; DesignerError saying what to do first."""
         found = self.detection
         if found is None or getattr(found, "version", None) is None:
             raise DesignerError("press Check first: the command depends on the TensorRT version")
-        options = self.trt_form.options()
-        trtexec = getattr(found, "trtexec", None) or "trtexec"
-        if self.profile_mode:
-            return format_command(trtexec_profile_argv(options, found.version, trtexec=trtexec))  # type: ignore[arg-type]
-        return format_command(trtexec_argv(options, found.version, trtexec=trtexec))  # type: ignore[arg-type]
+        if self._checked_for != self._check_key():
+            raise DesignerError(
+                "the TensorRT choice changed since the last Check: press Check again"
+            )
+        return self.trt_form.options(), found
+
+    def preview_work(
+        self, conn: Connection | None, password: str | None, options: Any, found: Any
+    ) -> str:
+        """The line Build / Profile runs for ``options`` (run.preview_trt_build / _profile,
+        as ``trt build --print-command``): the target's paths, the timing cache. On an SSH
+        target this connects (to resolve the deployment folder); nothing is copied or run."""
+        from designer.activities.trt.command import format_command
+        from designer.activities.trt.options import TrtProfileOptions
+        from designer.activities.trt.run import preview_trt_build, preview_trt_profile
+        from designer.ui.dialogs.activity_jobs import _open
+
+        deploy_dir = conn.deploy_dir if conn is not None else ".onnx-designer"
+        target = _open(conn, password, self.decider)
+        try:
+            if isinstance(options, TrtProfileOptions):
+                argv = preview_trt_profile(target, options, found, deploy_dir=deploy_dir)
+            else:
+                argv = preview_trt_build(target, options, found, deploy_dir=deploy_dir)
+        finally:
+            target.close()
+        return format_command(argv)
+
+    def command_line(self) -> str:
+        """The exact line Build / Profile would run now (first pass when profiling), for the
+        checked target. Blocks while an SSH target connects: :meth:`show_command` does that
+        off the GUI thread. DesignerError when it cannot be known yet."""
+        options, found = self._preview_inputs()
+        conn = self.connection()
+        ok, password = self._password(conn)
+        if not ok:
+            raise DesignerError(self.status.text() or "the target needs a password")
+        return self.preview_work(conn, password, options, found)
 
     def show_command(self) -> None:
+        """Print the line Build / Profile runs in the log (SSH: after connecting, off the
+        GUI thread)."""
+        if self.job is not None:
+            return
         try:
-            line = self.command_line()
+            options, found = self._preview_inputs()
         except DesignerError as exc:
             self.show_status(str(exc), ok=False)
             return
+        conn = self.connection()
+        if conn is None:
+            try:
+                line = self.preview_work(None, None, options, found)
+            except DesignerError as exc:
+                self.show_status(str(exc), ok=False)
+                return
+            self._command_shown(line)
+            return
+        ok, password = self._password(conn)
+        if not ok:
+            return
+        token = CancelToken()
+        job = start_job_with(
+            lambda _r, _c: self.preview_work(conn, password, options, found),
+            self,
+            finished=self._command_shown,
+            failed=self._command_failed,
+            cancelled=lambda: self._command_failed("cancelled"),
+        )
+        self._started(job, token)
+        self.show_status(f"Connecting to {conn.name} for the command line…")
+
+    def _command_shown(self, line: str) -> None:
+        if self.job is not None:
+            self._ended()
         self.append_log(f"$ {line}")
-        self.show_status("Command line printed in the log.")
+        passes = self.trt_form.passes.value() if self.profile_mode else 1
+        more = f" (the first of {passes} measurement passes)" if passes > 1 else ""
+        self.show_status(f"Command line printed in the log{more}.")
+
+    def _command_failed(self, text: str) -> None:
+        self._ended()
+        self.show_status(f"No command line: {text}", ok=False)
 
     # --- run -------------------------------------------------------------------------------
     def describe_run(self, options: Any, where: str) -> str:

@@ -65,6 +65,7 @@ SOURCES = {
     "custom": "Custom trtexec path on the target",
 }
 HINT_STYLE = "color:#5c6370"
+TACTIC_TIP = "partially checked: TensorRT's default; checked: on; empty: off"
 
 
 def _path_row(edit: QLineEdit, pick: Callable[[], None]) -> QHBoxLayout:
@@ -102,6 +103,11 @@ def _text(edit: QLineEdit) -> str | None:
 
 def _paths(text: str) -> list[str]:
     return [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+
+
+def _tactic_off(name: str) -> Callable[[TrtBuildOptions], TrtBuildOptions]:
+    """The probe of one tactic-source box: the options with that source turned off."""
+    return lambda o: dataclasses.replace(o, tactic_sources={name: False})
 
 
 class TrtForm(QWidget):
@@ -196,7 +202,7 @@ class TrtForm(QWidget):
             box = QCheckBox(name)
             box.setTristate(True)
             box.setCheckState(Qt.CheckState.PartiallyChecked)
-            box.setToolTip("partially checked: TensorRT's default; checked: on; empty: off")
+            box.setToolTip(TACTIC_TIP)
             sources.addWidget(box, i // 3, i % 3)
             self.tactic_boxes[name] = box
         form.addRow("Tactic sources:", sources)
@@ -349,6 +355,9 @@ class TrtForm(QWidget):
             (self.version_compatible, lambda o: r(o, version_compatible=True)),
             (self.native_norm, lambda o: r(o, native_instance_norm=False)),
         ]
+        # A tactic source the version lacks is refused whether turned on or off.
+        for name, box in self.tactic_boxes.items():
+            probes.append((box, _tactic_off(name)))
         return probes
 
     def set_version(self, version: Any) -> None:
@@ -370,11 +379,16 @@ class TrtForm(QWidget):
 
     def _apply_version(self) -> None:
         base = TrtBuildOptions(model="model.onnx")
+        tactics = set(self.tactic_boxes.values())
         for widget, change in self._probes():
             reason = self._refusal(change(base))
             widget.setEnabled(reason is None)
-            widget.setToolTip(reason or "")
-            if reason is not None and isinstance(widget, QCheckBox):
+            widget.setToolTip(reason or (TACTIC_TIP if widget in tactics else ""))
+            if reason is None or not isinstance(widget, QCheckBox):
+                continue
+            if widget in tactics:  # back to TensorRT's default: no --tacticSources for it
+                widget.setCheckState(Qt.CheckState.PartiallyChecked)
+            else:
                 widget.setChecked(widget is self.native_norm or widget is self.tf32)
         # Precision flags refused (TensorRT 11): offer the conversion that works there.
         self.convert_button.setVisible(not self.fp16.isEnabled())

@@ -63,11 +63,13 @@ def open_engine_tab(
                 window.show_error("Cannot load the profile", tab.message.text())
             return tab
     try:
-        bundle = load_engine([path] if profile is None else [path, profile])
+        bundle = load_engine([path])
     except DesignerError as exc:
         window.show_error("Cannot open engine", str(exc))
         return None
     tab = EngineTab(window, bundle, path)
+    if profile is not None and not tab.load_profile(Path(profile)):  # checked it matches
+        window.show_error("Cannot load the profile", tab.message.text())
     title = tab.title
     if any(other.bundle.name == bundle.name for other in engine_tabs(window)):
         title = f"{path.parent.name}/{title}"  # fp32/ and fp16/resnet.onnx.engine side by side

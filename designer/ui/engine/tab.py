@@ -19,7 +19,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from designer.activities.reports.engine_bundle import EngineBundle, load_engine
+from designer.activities.reports.engine_bundle import (
+    EngineBundle,
+    run_description,
+    with_profile,
+)
 from designer.activities.reports.engine_lint import lint, severity_rank
 from designer.activities.reports.engine_view import EngineViewGraph, build_engine_view
 from designer.core.errors import DesignerError
@@ -111,6 +115,7 @@ class EngineTab(QWidget):
             self.buttons[name] = button
         self.message = QLabel()
         self.message.setStyleSheet("color:#5c6370")
+        self.message.setWordWrap(True)  # a refused profile says why in a sentence or two
         bar.addWidget(self.message, 1)
         layout.addLayout(bar)
         self.legend = QLabel()
@@ -147,7 +152,9 @@ class EngineTab(QWidget):
         if device:
             parts.append(html.escape(device))
         if b.profile is not None:
-            parts.append(f"profile: layers sum to {b.profile.sum_average_ms:.3f} ms")
+            parts.append(
+                f"profile{self._profile_origin()}: layers sum to {b.profile.sum_average_ms:.3f} ms"
+            )
         else:
             parts.append("no profile (Load Profile… adds latencies)")
         if self.findings:
@@ -158,6 +165,23 @@ class EngineTab(QWidget):
             parts.append("built without detailed profiling verbosity: names only")
         self.banner.setText(" · ".join(parts))
         self.legend.setText(legend_html(self.engine))
+
+    def _profile_origin(self) -> str:
+        """`` from x.log (TensorRT 10.16.1 · H100)``: the loaded profile's file and what its run
+        recorded where that differs from the engine's own (never shown as the engine's)."""
+        b, run = self.bundle, self.bundle.profile_run
+        loaded = b.sources.get("profile", [])
+        if run is None or not loaded:  # a profile JSON (or the engine's own files)
+            return ""
+        origin = f" from {html.escape(loaded[0].name)}"
+        own_device = b.device.name if b.device is not None else None
+        differs = (run.trt_version or None) not in (None, b.trt_version) or (
+            run.device is not None and run.device.name not in (None, own_device)
+        )
+        measured = run_description(run)
+        if differs and measured:
+            origin += f" (measured with {html.escape(measured)})"
+        return origin
 
     def _mark_findings(self) -> None:
         """Lint findings as marks on their layers (the report card lists them all)."""
@@ -272,17 +296,23 @@ class EngineTab(QWidget):
             self.load_profile(Path(name))
 
     def load_profile(self, profile: Path) -> bool:
-        """Reload the engine with ``profile`` (a --exportProfile JSON or a trtexec log)."""
+        """Show the latencies of ``profile`` (a --exportProfile JSON or a trtexec log with
+        --dumpProfile) on this engine. Refused, the engine unchanged and the reason in
+        :attr:`message`, when it holds no profile or profiles another engine (too few of its
+        layers are this engine's); the engine's own TensorRT version and device stay."""
         try:
-            bundle = load_engine([self.path, profile])
+            bundle, match = with_profile(self.bundle, profile)
         except DesignerError as exc:
             self.message.setText(str(exc))
             return False
-        if bundle.profile is None:
-            self.message.setText(f"{profile.name} holds no per-layer profile")
-            return False
         self.set_bundle(bundle)
-        self.message.setText(f"Latencies from {profile.name}")
+        text = f"Latencies from {profile.name}"
+        if match.missing:
+            text += (
+                f"; {len(match.missing)} of its {match.profiled} profiled layers are not in "
+                "this engine (another build?): they count in the totals only"
+            )
+        self.message.setText(text)
         return True
 
     def compare_dialog(self) -> None:
