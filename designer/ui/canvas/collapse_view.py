@@ -495,8 +495,18 @@ def _collapse(view: CanvasView, hierarchy: Hierarchy, group_id: str) -> None:
 
 
 def expose_keys(view: CanvasView, keys: Iterable[int]) -> None:
-    """Open the collapsed groups hiding any of nodes ``keys`` (one redraw)."""
+    """Show nodes ``keys``: end a focus that leaves any of them out (the whole graph is
+    shown again), then open the collapsed groups hiding them."""
     scene = view.canvas
+    keys = list(keys)
+    focus = focus_of(scene)
+    if focus is not None:
+        inside = hierarchy_of(scene).by_id.get(focus)
+        members = set(inside.keys()) if inside is not None else set()
+        if any(k >= 0 and k not in members for k in keys):
+            from designer.ui.canvas.focus_view import set_focus
+
+            set_focus(view, None)
     if not scene.collapsed:
         return
     hierarchy = None

@@ -30,6 +30,7 @@ from designer.ui.canvas import controller, readable
 from designer.ui.canvas.clipboard import copy_nodes, paste_edit
 from designer.ui.canvas.collapse_view import expand_group, expose_keys, full_graph
 from designer.ui.canvas.export import ExportOptions, render_scene_to_file
+from designer.ui.canvas.focus_view import focus_of
 from designer.ui.canvas.interaction import InteractionMixin
 from designer.ui.canvas.items import NodeItem
 from designer.ui.canvas.settings import NAVIGATION_HELP
@@ -42,7 +43,7 @@ class CanvasView(InteractionMixin):
     def select_keys(self, keys: Iterable[int]) -> None:
         """Select nodes ``keys``, opening collapsed groups that hide any of them."""
         self.flush()
-        if self.canvas.collapsed:
+        if self.canvas.collapsed or focus_of(self.canvas) is not None:
             keys = list(keys)
             expose_keys(self, keys)
         self.canvas.clearSelection()
