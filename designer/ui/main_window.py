@@ -37,7 +37,7 @@ from designer.ui.canvas.view import CanvasView
 from designer.ui.document_tab import DocumentTab
 from designer.ui.history import HistoryGroup, HistoryView
 from designer.ui.menus import build_menus
-from designer.ui.plugins import arrange_docks, install_dock_plugins, install_plugins
+from designer.ui.plugins import arrange_docks, install_dock_plugins, install_plugins, tidy_tab_bars
 from designer.ui.scope_tabs import ScopeTabs
 from designer.ui.session import DocumentSession
 from designer.ui.settings import Settings
@@ -369,12 +369,19 @@ class MainWindow(QMainWindow):
 
     # --- autosave and recovery -------------------------------------------------------------
     def autosave(self) -> None:
-        """Write every modified model to its recovery entry (a restored tab to the entry
-        it came from)."""
+        """Write every modified model, with its layout, to its recovery entry (a restored
+        tab to the entry it came from); the layout file beside the model is left alone
+        until the user saves."""
         for tab in self.document_tabs():
             if tab.session.modified and tab.scope_id == MAIN_SCOPE:
                 try:
-                    recovery.write_recovery(tab.session.doc, tab.recovery_id)
+                    recovery.write_recovery(
+                        tab.session.doc,
+                        tab.recovery_id,
+                        lambda message: self.statusBar().showMessage(
+                            f"Autosave: {message}; save the model to keep its layout", 8000
+                        ),
+                    )
                 except (DesignerError, OSError) as exc:
                     self.statusBar().showMessage(
                         f"Autosave of {tab.session.title.rstrip('*')} failed: {exc}; "
@@ -386,7 +393,8 @@ class MainWindow(QMainWindow):
         """Offer the work of sessions that did not exit cleanly; entries a running instance
         keeps are neither offered nor deleted. A restored tab takes over its entry: it
         stays on disk (a second crash loses nothing), autosave writes over it, and saving
-        or closing the tab removes it."""
+        or closing the tab removes it. It shows the layout autosaved with the entry (an
+        entry of an older version, without one, is arranged anew)."""
         entries = recovery.pending_recoveries()
         if not entries:
             return
@@ -409,13 +417,25 @@ class MainWindow(QMainWindow):
             if not recovery.claim(entry):  # another instance restored it meanwhile
                 session.close()
                 continue
+            try:
+                placed = recovery.load_layout(entry, session.doc)
+            except DesignerError as exc:  # the model is restored all the same
+                session.layout_restored = False
+                session.layout_warning = f"{exc}; the nodes were arranged anew"
+            else:
+                if placed is not None:  # the entry's layout replaces any other
+                    session.layout_restored = placed > 0
+                    session.layout_warning = None
             session.doc.path = entry.original
             if entry.original is not None and entry.base_dir is None:
                 session.doc.base_dir = entry.model.parent
             session.undo_stack.resetClean()  # restored work is unsaved
             tab = self.add_session(session)
             tab.recovery_id = entry.entry_id
-            tab.show_banner(f"Restored unsaved changes from {entry.model.name}; save to keep them.")
+            banner = f"Restored unsaved changes from {entry.model.name}; save to keep them."
+            if session.layout_warning:
+                banner += f" {session.layout_warning}."
+            tab.show_banner(banner)
 
     def ask_restore(self, entries: list[recovery.RecoveryEntry]) -> bool:
         names = "\n".join(str(e.original or "Untitled") for e in entries)
@@ -438,11 +458,13 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if isinstance(state, QByteArray):
             self.restoreState(state)
+            tidy_tab_bars(self)
 
     def reset_layout(self) -> None:
         self.restoreState(self._default_state)
         for dock in self.docks:
             dock.setVisible(True)
+        tidy_tab_bars(self)
 
     # --- events --------------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:

@@ -9,7 +9,7 @@ import pkgutil
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QWidget
 
 from designer import plugins
 
@@ -98,6 +98,8 @@ def arrange_docks(window: MainWindow) -> None:
     for docks in groups.values():
         for other in docks[1:]:
             window.tabifyDockWidget(docks[0], other)
+    tidy_tab_bars(window)  # once every area is tabbed: Qt re-shows stale ones till then
+    for docks in groups.values():
         front = next((d for d in docks if d.objectName() in FRONT_DOCKS), docks[0])
         front.raise_()
     if below:
@@ -108,3 +110,44 @@ def arrange_docks(window: MainWindow) -> None:
     if bottom:  # a quarter of the window (five or more rows of problems), at least 170 px
         height = max(170, window.height() // 4)
         window.resizeDocks([bottom[0]], [height], Qt.Orientation.Vertical)
+
+
+def tidy_tab_bars(window: QMainWindow) -> None:
+    """Hide the tab bars Qt leaves behind: Qt 6.11 makes two tab bars for the first
+    tabify of every dock area but the first, and again when it restores a saved layout,
+    and lays out only one; the other stayed visible in the middle of the window (over the
+    report cards' toolbars, the Overview). The bar in use follows the dock raised in its
+    group; a left-behind one does not. Each group's current tab is kept."""
+    docks = [d for d in window.findChildren(QDockWidget) if not d.isFloating()]
+    groups: list[list[QDockWidget]] = []
+    grouped: set[int] = set()
+    for dock in docks:
+        if id(dock) in grouped:
+            continue
+        group = [dock, *window.tabifiedDockWidgets(dock)]
+        grouped.update(id(d) for d in group)
+        shown = [d for d in group if d.toggleViewAction().isChecked()]  # not closed
+        if len(shown) > 1:
+            groups.append(shown)
+    bars = [b for b in window.findChildren(QTabBar) if b.parent() is window and b.count()]
+    before = {id(bar): bar.tabText(bar.currentIndex()) for bar in bars}
+    follows: set[int] = set()
+    for group in groups:
+        titles = {d.windowTitle() for d in group}
+        mine = [b for b in bars if {b.tabText(i) for i in range(b.count())} <= titles]
+        seen = []
+        for dock in (group[0], group[1], group[0]):
+            dock.raise_()
+            seen.append([bar.currentIndex() for bar in mine])
+        for index, bar in enumerate(mine):
+            if len({state[index] for state in seen}) > 1:
+                follows.add(id(bar))
+    for bar in bars:
+        if id(bar) not in follows:
+            if bar.isVisibleTo(window):
+                bar.hide()
+            continue
+        by_title = {d.windowTitle(): d for d in docks}
+        current = by_title.get(before[id(bar)])
+        if current is not None:
+            current.raise_()
