@@ -5,21 +5,43 @@ by layer type (shares sum to 100 %), precision per layer by count and by latency
 layers and their share, the top-N layers, weights / activation memory, the engine summary
 (device, TensorRT version, build options, latency percentiles, throughput) and the measured
 gap between the sum of per-layer times and the engine latency (profiling overhead).
+
+Weights are the build log's ``Total Weights Memory`` when a build log is loaded; otherwise
+the sum of the weight counts the layers record, and when some layers that may hold weights
+record none (Myelin kernels, a convolution without ``Weights``) that sum is said to be a
+lower bound, never presented as the engine's weights. A profile cut off inside its table
+(:class:`~designer.activities.reports.trtexec_log.CutProfile`) is reported first in ``notes``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from designer.activities.reports.engine_bundle import EngineBundle
 from designer.activities.reports.table import Cell, Column, Table
 from designer.activities.reports.trt_engine import EngineLayer
+from designer.activities.reports.trt_formats import as_int, as_str, bytes_per_element, precision_of
 from designer.activities.reports.trt_profile import LatencyStats
+from designer.activities.reports.trtexec_log import CutProfile
 
 __all__ = ["EngineReport", "LayerTime", "Share", "build_report", "report_tables"]
 
 NOT_IN_GRAPH = "(profiled, not in layer JSON)"
+WEIGHTS_LOG_KEY = "Total Weights Memory"  # the builder's line in a trtexec build log
+
+#: Where ``EngineReport.weights_bytes`` comes from: the build log's total; the layer JSON,
+#: every layer that may hold weights recording them; the layer JSON with some such layers
+#: recording none (a lower bound); nothing recorded at all (names-only verbosity).
+WeightsSource = Literal["build log", "layers", "layers (lower bound)", "not recorded"]
+
+# Layer kinds that keep their weights in their own record (``Weights``/``Bias``, or
+# ``ConvWeights``/``ConvBias`` in a fused ConvActPool); one that records none leaves the
+# engine's weights unknown. Myelin kernels never record the weights they use.
+_WEIGHTED_KINDS = {"Convolution", "Deconvolution", "FullyConnected", "ConvActPool", "Constant"}
+_MYELIN_TYPES = {"Myelin", "gemm", "kgen"}
 
 
 @dataclass(frozen=True)
@@ -55,9 +77,18 @@ class EngineReport:
     reformats: list[LayerTime]
     layers_sum_ms: float | None  # sum of per-layer averages (None without a profile)
     engine_latency_ms: float | None  # GPU compute (else latency) median from metadata/log/timing
-    weights_bytes: int
+    weights_bytes: int  # see weights_source: the engine's total, or a lower bound
     activation_bytes: int
     notes: list[str] = field(default_factory=list)
+    weights_source: WeightsSource = "layers"
+    weights_in_layers: int = 0  # the sum of the weight counts the layer records give
+    # Layers that may hold weights but record no counts (why the layer sum is a lower bound).
+    weights_unrecorded: tuple[str, ...] = ()
+
+    @property
+    def weights_complete(self) -> bool:
+        """Whether ``weights_bytes`` is the engine's weights (not a lower bound or unknown)."""
+        return self.weights_source in ("build log", "layers")
 
     @property
     def has_profile(self) -> bool:
@@ -103,7 +134,7 @@ class EngineReport:
             ("precision_allowed", b.build.precision if b.build else None, ""),
             ("layers", len(b.graph.layers), ""),
             ("reformat_layers", len([r for r in self.reformats if r.layer is not None]), ""),
-            ("weights", self.weights_bytes, "bytes"),
+            *self._weights_rows(),
             ("activations_sum", self.activation_bytes, "bytes"),
         ]
         for log in b.logs:
@@ -131,6 +162,111 @@ class EngineReport:
         rows.append(("reformat_latency", self.reformat_latency_ms, "ms"))
         rows.append(("reformat_percent", self.reformat_percent, "%"))
         return rows
+
+    def _weights_rows(self) -> list[tuple[str, Cell, str]]:
+        """``weights`` only when it is the engine's; a partial layer sum under its own name."""
+        source = self.weights_source
+        if source == "build log":
+            return [
+                ("weights", self.weights_bytes, "bytes"),
+                ("weights_source", f"build log ({WEIGHTS_LOG_KEY})", ""),
+                ("weights_recorded_in_layers", self.weights_in_layers, "bytes"),
+            ]
+        if source == "layers":
+            return [
+                ("weights", self.weights_bytes, "bytes"),
+                ("weights_source", "layer records (none missing)", ""),
+            ]
+        if source == "not recorded":
+            return [
+                ("weights", None, "bytes"),
+                ("weights_source", "not recorded", ""),
+            ]
+        return [
+            ("weights", None, "bytes"),
+            ("weights_lower_bound", self.weights_bytes, "bytes"),
+            (
+                "weights_source",
+                f"lower bound: {len(self.weights_unrecorded)} layer(s) record no weights",
+                "",
+            ),
+        ]
+
+
+def _recorded_weights(layer: EngineLayer) -> int | None:
+    """Bytes of the weight/bias counts ``layer``'s record gives (``Weights``, ``Bias`` and
+    prefixed ones such as ``ConvWeights``), None when it gives none."""
+    total: float | None = None
+    for key, value in layer.raw.items():
+        if not key.endswith(("Weights", "Bias")) or not isinstance(value, Mapping):
+            continue
+        count = as_int(value.get("Count"))
+        size = bytes_per_element(precision_of(as_str(value.get("Type"))))
+        if count is not None and size is not None:
+            total = (total or 0.0) + count * size
+    if total is None:
+        return layer.weights_bytes
+    return int(total)
+
+
+def _may_hold_unrecorded_weights(layer: EngineLayer) -> bool:
+    """A Myelin kernel, or a layer kind that keeps weights in its record, recording none."""
+    myelin = (
+        layer.kind in _MYELIN_TYPES
+        or layer.layer_type in _MYELIN_TYPES
+        or "_myl" in layer.name
+        or layer.name.startswith("__myl")
+    )
+    return myelin or (layer.kind in _WEIGHTED_KINDS and _recorded_weights(layer) is None)
+
+
+def _log_weights(bundle: EngineBundle) -> tuple[int | None, str | None]:
+    """The build logs' ``Total Weights Memory`` (None when no log records it) and, when the
+    logs disagree, a note saying so (then no total is taken)."""
+    found = {
+        log.memory_bytes[WEIGHTS_LOG_KEY]: log
+        for log in bundle.logs
+        if WEIGHTS_LOG_KEY in log.memory_bytes
+    }
+    if len(found) == 1:
+        return next(iter(found)), None
+    if not found:
+        return None, None
+    which = ", ".join(
+        f"{log.source.name if log.source else 'a log'}: {size} bytes" for size, log in found.items()
+    )
+    return None, (
+        f"the build logs give different {WEIGHTS_LOG_KEY} ({which}): they are logs of "
+        "different builds, so none is taken as this engine's weights; load only its own"
+    )
+
+
+def _weights(bundle: EngineBundle) -> tuple[int, WeightsSource, int, tuple[str, ...], str | None]:
+    """(bytes, source, sum in the layer records, layers recording none, note)."""
+    layers = bundle.graph.layers
+    recorded = [_recorded_weights(layer) for layer in layers]
+    in_layers = sum(r or 0 for r in recorded)
+    unrecorded = tuple(layer.name for layer in layers if _may_hold_unrecorded_weights(layer))
+    total, disagree = _log_weights(bundle)
+    if total is not None:
+        return total, "build log", in_layers, (), None
+    if not bundle.graph.detailed and all(r is None for r in recorded):
+        return 0, "not recorded", 0, (), disagree
+    if unrecorded:
+        shown = ", ".join(unrecorded[:3]) + (", …" if len(unrecorded) > 3 else "")
+        note = (
+            f"weights {in_layers / 2**20:,.2f} MiB is only a lower bound: {len(unrecorded)} "
+            f"layer(s) that may hold weights record no weight counts ({shown}); load the "
+            f"engine's build log (its '{WEIGHTS_LOG_KEY}' line) for the engine's total"
+        )
+        return (
+            in_layers,
+            "layers (lower bound)",
+            in_layers,
+            unrecorded,
+            (f"{disagree}; {note}" if disagree else note),
+        )
+    return in_layers, "layers", in_layers, (), disagree
 
 
 def _stat_rows(label: str, stats: LatencyStats | None) -> list[tuple[str, Cell, str]]:
@@ -200,7 +336,7 @@ def build_report(bundle: EngineBundle) -> EngineReport:
     for row in rows:
         by_type[row.kind].append(row)
         by_prec[row.precision or "not recorded"].append(row)
-    weights = sum(layer.weights_bytes or 0 for layer in bundle.graph.layers)
+    weights, weights_source, in_layers, unrecorded, weights_note = _weights(bundle)
     activations = sum(layer.activation_bytes or 0 for layer in bundle.graph.layers)
     report = EngineReport(
         bundle=bundle,
@@ -212,7 +348,14 @@ def build_report(bundle: EngineBundle) -> EngineReport:
         engine_latency_ms=_engine_latency(bundle),
         weights_bytes=weights,
         activation_bytes=activations,
+        weights_source=weights_source,
+        weights_in_layers=in_layers,
+        weights_unrecorded=unrecorded,
     )
+    if isinstance(bundle.profile, CutProfile):  # first: every latency below depends on it
+        report.notes.append(bundle.profile.problem)
+    if weights_note:
+        report.notes.append(weights_note)
     unmatched = [r for r in rows if r.layer is None]
     if unmatched:
         report.notes.append(

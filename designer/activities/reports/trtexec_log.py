@@ -8,6 +8,11 @@ statistics, totals), the per-layer ``=== Profile (N iterations ) ===`` table of
 ``--dumpProfile``, the ``--dumpLayerInfo`` layer dump (same fields as the JSON, printed as
 ``Name: …, LayerType: …``) with its ``Bindings:``, memory and engine-size lines, warnings
 and errors. Every part is optional; what a log lacks is None / empty.
+
+A log cut off inside the profile table (a run cancelled or still writing) keeps the rows it
+has, but the table lacks its closing ``Total`` row: such a profile is a :class:`CutProfile`
+whose ``problem`` (also in ``TrtexecLog.problems``) says in one sentence what is missing, for
+the reports to show beside the numbers.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from designer.activities.reports.trt_profile import (
 )
 
 __all__ = [
+    "CutProfile",
     "TrtexecLog",
     "is_trtexec_log",
     "load_trtexec_log",
@@ -74,6 +80,15 @@ def version_from_code(code: str | int) -> str:
 
 
 @dataclass
+class CutProfile(EngineProfile):
+    """A ``--dumpProfile`` table that ends without its "Total" row (the log was cut inside
+    it): the rows it has, and ``problem``, one sentence saying what that means. Its sums and
+    shares cover only these rows; a report showing them must show ``problem`` too."""
+
+    problem: str = ""
+
+
+@dataclass
 class TrtexecLog:
     """Everything a trtexec log recorded (None / empty where it did not)."""
 
@@ -92,8 +107,15 @@ class TrtexecLog:
         default_factory=list
     )  # mode,name,dims,type
     tf32_default: bool = False
-    warnings: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # trtexec's own [W] lines
+    errors: list[str] = field(default_factory=list)  # trtexec's own [E] lines
+    # What is wrong with the log itself (one sentence each, naming the file): show them.
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def profile_cut(self) -> bool:
+        """Whether the profile table ends without its "Total" row (the log was cut in it)."""
+        return isinstance(self.profile, CutProfile)
 
     def section(self, name: str) -> dict[str, str]:
         return self.sections.get(name, {})
@@ -249,15 +271,40 @@ def is_trtexec_log(text: str) -> bool:
     )
 
 
+def _cut_profile(
+    log: TrtexecLog, rows: list[ProfileLayer], count: int | None, partial_line: str | None
+) -> None:
+    """Keep the rows of a profile table that ended without its "Total" row, and say so."""
+    where = f"{log.source}: " if log.source is not None else ""
+    last = (
+        f"; its last line ({partial_line.strip()[:80]!r}) has no line end and may be cut too"
+        if partial_line
+        else ""
+    )
+    problem = (
+        f"{where}the --dumpProfile table ends after {len(rows)} layer(s) without its 'Total' "
+        "row: the log was cut off (run cancelled or still running), so the per-layer times, "
+        f"their sum and every share cover only those layers{last}; use the log of a finished "
+        "run (or its --exportProfile JSON)"
+    )
+    log.profile = CutProfile(rows, count, source=log.source, problem=problem)
+    log.problems.append(problem)
+
+
 def parse_trtexec_log(lines: Iterable[str], source: Path | None = None) -> TrtexecLog:
-    """Parse trtexec output (any verbosity, cut off or complete)."""
+    """Parse trtexec output (any verbosity, cut off or complete). A profile table cut off
+    before its "Total" row is kept and flagged (``profile_cut``, ``problems``)."""
     log = TrtexecLog(source=source)
     section: str | None = None
     profile_rows: list[ProfileLayer] | None = None
     profile_count: int | None = None
     layer_dump: list[dict[str, Any]] | None = None
     bindings: list[str] | None = None
+    # The last row of the profile table as read, when it ended the input with no line end
+    # (``text.split("\n")`` leaves "" after a final newline; file lines keep their "\n").
+    open_row: str | None = None
     for raw in lines:
+        open_row = None
         line = raw.rstrip("\r\n")
         running = _RUNNING.match(line)
         if running:
@@ -306,10 +353,11 @@ def parse_trtexec_log(lines: Iterable[str], source: Path | None = None) -> Trtex
                     profile_rows = None
                 else:
                     profile_rows.append(ProfileLayer(name, time, avg, median, pct))
+                    open_row = None if raw.endswith("\n") else line
                 continue
             if "Time(ms)" in message:
                 continue
-            log.profile = EngineProfile(profile_rows, profile_count, source=source)
+            _cut_profile(log, profile_rows, profile_count, None)
             profile_rows = None
         match = _SECTION.match(text)
         if match:
@@ -342,7 +390,7 @@ def parse_trtexec_log(lines: Iterable[str], source: Path | None = None) -> Trtex
                 continue
             log.sections[section][key.strip()] = value.strip()
     if profile_rows is not None:
-        log.profile = EngineProfile(profile_rows, profile_count, source=source)
+        _cut_profile(log, profile_rows, profile_count, open_row)
     log.performance = _performance(log.section("Performance summary"))
     if layer_dump:
         root: dict[str, Any] = {"Layers": layer_dump}

@@ -128,23 +128,44 @@ def _stored_half(context: Context, names: tuple[str, ...]) -> int:
     )
 
 
+_ORT_CONV = ("Conv", "FusedConv", "ConvTranspose")
+_TRT_CONV = (
+    "Convolution",
+    "Deconvolution",
+    "CaskConvolution",
+    "CaskGemmConvolution",
+    "CaskDeconvolution",
+)
+
+
 def _dims(t: NodeTimes) -> list[tuple[str, int]]:
-    """(what, size) of the dimensions Tensor Core kernels want as multiples of 8."""
+    """(what, size) of the dimensions Tensor Core kernels want as multiples of 8.
+
+    ONNX Runtime records a Conv's inputs as (X, W[, B]): the channels come from the weight
+    ``[K, C/g, kh, kw]``. A TensorRT layer records only activations, and a convolution with a
+    fused residual (``Conv + Add``) has that residual as its second input (``[N, K, H, W]``,
+    not a weight), so its channels come from the layer's own first input and output
+    ``[N, C, H, W]``, as ``engine lint`` reads them."""
     op = t.node.op_type
     ins = t.node.input_shapes
+    outs = t.node.output_shapes
     out: list[tuple[str, int]] = []
-    if op in ("Conv", "FusedConv", "ConvTranspose", "Convolution", "CaskConvolution"):
-        if len(ins) >= 2 and len(ins[1]) >= 2:  # ORT: the weight [K, C/g, kh, kw]
-            out += [("output channels", ins[1][0]), ("input channels", ins[1][1])]
-        elif ins and len(ins[0]) >= 2:  # TensorRT: activations [N, C, H, W]
-            out.append(("input channels", ins[0][1]))
-            outs = t.node.output_shapes
+    if t.node.device == "TensorRT":
+        if op in _TRT_CONV:
+            if ins and len(ins[0]) >= 2:
+                out.append(("input channels", ins[0][1]))
             if outs and len(outs[0]) >= 2:
                 out.append(("output channels", outs[0][1]))
-    elif op in ("MatMul", "FusedMatMul", "Gemm", "FusedGemm", "MatrixMultiply"):
-        outs = t.node.output_shapes  # K from the first input, N from the output [.., M, N]
-        if ins and ins[0] and outs and outs[0]:
-            out += [("K", ins[0][-1]), ("N", outs[0][-1])]
+    elif op in _ORT_CONV:
+        if len(ins) >= 2 and len(ins[1]) >= 2:  # the weight [K, C/g, kh, kw]
+            out += [("output channels", ins[1][0]), ("input channels", ins[1][1])]
+        elif ins and len(ins[0]) >= 2:  # no weight recorded: activations [N, C, H, W]
+            out.append(("input channels", ins[0][1]))
+            if outs and len(outs[0]) >= 2:
+                out.append(("output channels", outs[0][1]))
+    gemm = op in ("MatMul", "FusedMatMul", "Gemm", "FusedGemm", "MatrixMultiply")
+    if gemm and ins and ins[0] and outs and outs[0]:  # K from input 0, N from the output
+        out += [("K", ins[0][-1]), ("N", outs[0][-1])]
     return [(w, d) for w, d in out if d > 0]
 
 

@@ -1,0 +1,200 @@
+"""TensorRT analysis reports only what the files say: channel alignment of convolutions
+with a fused residual input, a --dumpProfile table cut off inside a log, and engine weights
+that the layer records give only in part. Real files from ../shared/fixtures, read in place;
+a derived file changes a real one only where a test says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.engine_fixtures import A100_FP32, A100_QAT_RESIDUAL, LAYER_JSON_10, TREX_INPUTS
+from helpers.shared import TRT_SAMPLES
+
+from designer.activities.analysis import analyze
+from designer.activities.reports.engine_bundle import load_engine
+from designer.activities.reports.engine_report import build_report
+from designer.activities.reports.trt_engine import load_graph
+from designer.activities.reports.trt_profile import EngineProfile
+from designer.activities.reports.trtexec_log import (
+    CutProfile,
+    load_trtexec_log,
+    parse_trtexec_log,
+)
+
+RESIDUALS = TREX_INPUTS / "mobilenet_v2_residuals.qat.onnx.engine"
+RESIDUAL_CONV = "features.15.conv.2.weight + QuantizeLinear_643 + Conv_645 + Add_647"
+BUILD_LOG = TRT_SAMPLES / "result-04.log"  # built model-trained.trt: Total Weights Memory
+PROFILE_LOG = TRT_SAMPLES / "result-05.log"  # --dumpProfile of it: 15 layers and Total
+
+
+def _read(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _alignment(problems: list[str]) -> list[str]:
+    return [p for p in problems if "not a multiple of 8" in p]
+
+
+# ------------------------------------------------------------------ 1. alignment-8 on TensorRT
+
+
+def test_residual_convolutions_are_not_misread_as_one_channel() -> None:
+    graph = load_graph(Path(f"{RESIDUALS}.graph.json"))
+    residual = [
+        layer
+        for layer in graph.layers
+        if layer.kind == "Convolution" and len(layer.inputs) == 2 and "Add_" in layer.name
+    ]
+    assert len(residual) == 10  # the premise: a second (residual) input, no weight tensor
+    conv = graph.layer(RESIDUAL_CONV)
+    assert conv is not None and conv.raw["OutMaps"] == 160
+    assert [t.dims for t in conv.inputs] == [(1, 960, 7, 7), (1, 160, 7, 7)]
+    found = analyze(Path(f"{RESIDUALS}.profile.json"))
+    alignment = [f for f in found.findings if f.detector == "alignment-8"]
+    assert not any("channels 1 " in f.problem for f in alignment), alignment
+    assert alignment == []  # every conv of this engine has channels that are multiples of 8
+
+
+def test_a_really_misaligned_residual_convolution_is_still_found(tmp_path: Path) -> None:
+    # Derived: the real engine with one residual conv's width 160 -> 156 (its output, the
+    # residual it adds and OutMaps); everything else as recorded.
+    root = _read(Path(f"{RESIDUALS}.graph.json"))
+    layer = next(x for x in root["Layers"] if x["Name"] == RESIDUAL_CONV)
+    layer["OutMaps"] = 156
+    layer["Inputs"][1]["Dimensions"] = [1, 156, 7, 7]
+    layer["Outputs"][0]["Dimensions"] = [1, 156, 7, 7]
+    engine = tmp_path / RESIDUALS.name
+    Path(f"{engine}.graph.json").write_text(json.dumps(root), encoding="utf-8")
+    profile = Path(f"{engine}.profile.json")
+    profile.write_bytes(Path(f"{RESIDUALS}.profile.json").read_bytes())
+    found = analyze(profile)
+    alignment = [f for f in found.findings if f.detector == "alignment-8"]
+    assert len(alignment) == 1, alignment
+    assert RESIDUAL_CONV in alignment[0].problem
+    assert "output channels 156 not a multiple of 8" in alignment[0].problem
+    assert "input channels" not in alignment[0].problem  # 960 is aligned
+    assert "156 -> 160" in alignment[0].fix
+
+
+# ------------------------------------------------------------------ 2. a cut --dumpProfile log
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").split("\n")
+
+
+def _cut(tmp_path: Path, keep: int, tail: str = "") -> Path:
+    """The first ``keep`` lines of result-05.log (each with its line end), then ``tail``."""
+    text = "".join(line + "\n" for line in _lines(PROFILE_LOG)[:keep]) + tail
+    path = tmp_path / "cut.log"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_complete_logs_parse_as_complete() -> None:
+    for name in ("result-03.log", "result-04.log", "result-05.log"):
+        log = load_trtexec_log(TRT_SAMPLES / name)
+        assert log.problems == [] and not log.profile_cut, name
+    full = load_trtexec_log(PROFILE_LOG).profile
+    assert full is not None and type(full) is EngineProfile
+    assert len(full.layers) == 15 and full.count == 18362
+    assert (full.total_time_ms, full.total_average_ms, full.total_median_ms) == (
+        1529.13,
+        0.0833,
+        0.0804,
+    )
+    report = build_report(load_engine([LAYER_JSON_10, PROFILE_LOG]))
+    assert not any("cut off" in n for n in report.notes)
+
+
+def test_a_log_cut_inside_the_profile_table_says_so(tmp_path: Path) -> None:
+    path = _cut(tmp_path, 92)  # as the designer keeps the log of a cancelled run
+    log = load_trtexec_log(path)
+    assert isinstance(log.profile, CutProfile) and log.profile_cut
+    assert len(log.profile.layers) == 8 and log.profile.total_time_ms is None
+    assert log.problems == [log.profile.problem]
+    problem = log.profile.problem
+    assert str(path) in problem and "8 layer(s)" in problem and "'Total'" in problem
+    assert "cut off" in problem and "finished run" in problem
+    assert "no line end" not in problem  # every line it kept is whole
+    report = build_report(load_engine([LAYER_JSON_10, path]))
+    assert report.layers_sum_ms == pytest.approx(log.profile.sum_average_ms)
+    assert report.notes[0] == problem  # shown first, above every number it affects
+
+
+def test_a_partial_last_row_is_called_out(tmp_path: Path) -> None:
+    row = _lines(PROFILE_LOG)[92]  # the 9th row: "...   5.1   __myl_Resh_myl5_1"
+    assert row.endswith("__myl_Resh_myl5_1")
+    path = _cut(tmp_path, 92, row[:-6])  # the writer stopped inside the layer's name
+    log = load_trtexec_log(path)
+    assert log.profile_cut and log.profile is not None and len(log.profile.layers) == 9
+    assert "no line end" in log.problems[0] and "may be cut" in log.problems[0]
+
+
+def test_a_table_broken_off_by_another_line_is_cut_too() -> None:
+    lines = _lines(PROFILE_LOG)
+    start = next(i for i, line in enumerate(lines) if "=== Profile (" in line)
+    end = next(i for i, line in enumerate(lines) if line.endswith("  Total"))
+    kept = [*lines[: start + 5], lines[end + 1], *lines[end + 2 :]]  # rows 1-3, no Total
+    log = parse_trtexec_log(kept, Path("broken.log"))
+    assert log.profile_cut and log.profile is not None and len(log.profile.layers) == 3
+    assert "3 layer(s)" in log.problems[0]
+
+
+# ------------------------------------------------------------------ 3. engine weights
+
+
+def test_weights_with_the_build_log_are_the_engines_total() -> None:
+    for files in ([LAYER_JSON_10, BUILD_LOG], [BUILD_LOG]):  # the log's dump stands in
+        report = build_report(load_engine(files, siblings=False))
+        assert report.weights_bytes == 13100672 and report.weights_source == "build log"
+        assert report.weights_complete and report.weights_in_layers == 208384
+        summary = {row[0]: row[1] for row in report.summary()}
+        assert summary["weights"] == 13100672
+        assert not any("lower bound" in n for n in report.notes)
+
+
+def test_weights_the_layers_record_only_in_part_are_a_lower_bound() -> None:
+    report = build_report(load_engine(LAYER_JSON_10, siblings=False))
+    # The Myelin gemm (3136x1024 FP32, 12.25 MiB) records no Weights: 0.2 MiB is not the
+    # engine's weights.
+    assert report.weights_source == "layers (lower bound)" and not report.weights_complete
+    assert report.weights_bytes == report.weights_in_layers == 208384
+    assert "node_linear_myl4_0" in report.weights_unrecorded
+    summary = {row[0]: row[1] for row in report.summary()}
+    assert summary["weights"] is None and summary["weights_lower_bound"] == 208384
+    note = next(n for n in report.notes if "lower bound" in n)
+    assert "0.20 MiB" in note and "node_linear_myl4_0" in note and "Total Weights Memory" in note
+
+
+def test_weights_every_layer_records_are_the_total() -> None:
+    report = build_report(load_engine(A100_FP32, siblings=False))
+    expected = sum(layer.weights_bytes or 0 for layer in report.bundle.graph.layers)
+    assert report.weights_source == "layers" and report.weights_complete
+    assert report.weights_bytes == expected > 0 and report.weights_unrecorded == ()
+    assert {row[0]: row[1] for row in report.summary()}["weights"] == expected
+
+
+def test_fused_conv_act_pool_weights_are_counted() -> None:
+    report = build_report(load_engine(A100_QAT_RESIDUAL, siblings=False))
+    fused = next(x for x in report.bundle.graph.layers if x.kind == "ConvActPool")
+    assert fused.weights_bytes is None  # it records ConvWeights / ConvBias, not Weights
+    assert fused.raw["ConvWeights"] == {"Type": "Int8", "Count": 9408}
+    plain = sum(layer.weights_bytes or 0 for layer in report.bundle.graph.layers)
+    assert report.weights_bytes == plain + 9408 * 1 + 64 * 4
+    assert report.weights_source == "layers"
+
+
+def test_build_logs_that_disagree_give_no_total(tmp_path: Path) -> None:
+    # Derived: result-04.log with another Total Weights Memory (the log of another build).
+    other = tmp_path / "other-build.log"
+    text = BUILD_LOG.read_text(encoding="utf-8")
+    assert "Total Weights Memory: 13100672 bytes" in text
+    other.write_text(text.replace("13100672 bytes", "6550336 bytes"), encoding="utf-8")
+    report = build_report(load_engine([LAYER_JSON_10, BUILD_LOG, other], siblings=False))
+    assert report.weights_source == "layers (lower bound)"
+    note = next(n for n in report.notes if "different" in n)
+    assert "13100672" in note and "6550336" in note and "lower bound" in note
