@@ -15,10 +15,12 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 PASSWORD_ENV = "ONNX_DESIGNER_SSH_PASSWORD"
+T = TypeVar("T")
 
 
 def _err(message: str) -> None:
@@ -100,11 +102,28 @@ class VerboseLog:
             print(held, file=sys.stderr)
 
 
-def _run_cancellable(fn: Any) -> Any:
-    """Run ``fn(cancel_token)`` on a worker thread; Ctrl+C cancels it cleanly."""
+# How long Ctrl+C waits for a cancelled activity to stop (kill its process, keep its log).
+CANCEL_GRACE_S = 30.0
+# The exit code of a run the user cancelled: the one of every other interrupted command
+# (``cli.main`` answers KeyboardInterrupt with 1, the README's "1 a failure").
+CANCELLED_EXIT = 1
+
+
+def _run_cancellable(fn: Callable[[Any], T]) -> T:
+    """Run ``fn(cancel_token)`` on a worker thread and return what it returns.
+
+    Ctrl+C cancels the token and waits up to :data:`CANCEL_GRACE_S` for ``fn`` to return
+    (an activity then returns its "cancelled" result, with its log kept). A second Ctrl+C
+    while waiting raises KeyboardInterrupt; ``fn`` not returning in time, DesignerError.
+
+    The wait is on an Event, never ``Thread.join``: on Python 3.11 a KeyboardInterrupt
+    raised inside ``join`` releases the running thread's state lock and marks it stopped
+    (the bpo-45274 handler in ``Thread._wait_for_tstate_lock``), so every later ``join``
+    returns at once, before ``fn`` has returned."""
     from designer.activities.targets import CancelToken
 
     token = CancelToken()
+    done = threading.Event()
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -112,18 +131,30 @@ def _run_cancellable(fn: Any) -> Any:
             box["value"] = fn(token)
         except BaseException as exc:  # re-raised on the main thread
             box["error"] = exc
+        finally:
+            done.set()
 
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
+    threading.Thread(target=work, daemon=True).start()
     try:
-        while worker.is_alive():
-            worker.join(0.1)
+        while not done.wait(0.1):
+            pass
     except KeyboardInterrupt:
         token.cancel()
-        worker.join(30)
+        if not done.wait(CANCEL_GRACE_S):
+            raise _designer_error(
+                f"cancelled by the user, but the run did not stop within {CANCEL_GRACE_S:g} s;"
+                " a process may still run on the target: check it and end it there"
+            ) from None
     if "error" in box:
         raise box["error"]
-    return box.get("value")
+    return cast(T, box["value"])
+
+
+def report_cancelled(kept: str | None) -> int:
+    """Say on stderr that the user cancelled the run and what it left (``log kept: PATH``);
+    return :data:`CANCELLED_EXIT`."""
+    _err("cancelled by the user" + (f" ({kept})" if kept else ""))
+    return CANCELLED_EXIT
 
 
 def _profile_ort(args: argparse.Namespace) -> int:
@@ -167,9 +198,16 @@ def _profile_ort(args: argparse.Namespace) -> int:
         target.close()
     if log is not None:
         log.finish(result.error)
+    if result.status == "cancelled":
+        return report_cancelled(
+            f"partial profile kept: {result.profile}" if result.profile else None
+        )
     if result.status != "ok":
         kept = f" (partial profile kept: {result.profile})" if result.profile else ""
         _err(f"error: {result.error}{kept}")
+        return 1
+    if result.profile is None:  # the profiler exited 0 but wrote nothing
+        _err(f"error: the profiler wrote no profile for {args.model}: run again with -v")
         return 1
     report = parse_ort_profile(result.profile, warmup=args.warmup, model_nodes=model_nodes(model))
     s = report.summary

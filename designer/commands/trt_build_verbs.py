@@ -68,7 +68,8 @@ def add_build_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NODE=PREC",
-        help="override a node's stored layer precision ('none' clears); repeatable",
+        help="override a node's stored layer precision ('none' clears it, not its output types);"
+        " repeatable",
     )
     g.add_argument(
         "--ignore-layer-precisions",
@@ -321,7 +322,11 @@ def _build(args: argparse.Namespace) -> int:
     if args.print_command:
         return _print_command(args, options)
     from designer.activities.trt.run import run_trt_build
-    from designer.commands.activity_commands import VerboseLog, _run_cancellable
+    from designer.commands.activity_commands import (
+        VerboseLog,
+        _run_cancellable,
+        report_cancelled,
+    )
 
     target, deploy_dir = open_target(args)
     log = VerboseLog() if args.verbose else None
@@ -343,6 +348,8 @@ def _build(args: argparse.Namespace) -> int:
     if log is not None:
         log.finish(result.error)
     kept = result.outputs.get("log")
+    if result.status == "cancelled":
+        return report_cancelled(f"log kept: {kept}" if kept else None)
     if result.status != "ok":
         print(
             f"onnx-designer: error: {result.error}" + (f" (log: {kept})" if kept else ""),

@@ -13,13 +13,52 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_profile_trt"]
+__all__ = ["ENGINE_FLAGS", "add_profile_trt", "build_only_flags"]
+
+# The build flags (``trt build``'s) that still apply to a prebuilt engine: its input shapes
+# (--shapes), the layer JSON (--exportLayerInfo, a reporting option) and the system options
+# (--device, plugins, --verbose). trtexec ignores every other build flag with --loadEngine
+# ("if loadEngine is specified, BuildOptions are N/A": samples/common/sampleOptions.cpp), so
+# ``--use-engine`` refuses them. --ignore-layer-precisions is what a prebuilt engine does anyway.
+ENGINE_FLAGS = frozenset(
+    {
+        "shape",
+        "free_dims_as_one",
+        "layer_json",
+        "device",
+        "plugin",
+        "dynamic_plugin",
+        "trt_verbose",
+        "ignore_layer_precisions",
+    }
+)
+
+
+def build_only_flags(args: argparse.Namespace) -> list[str]:
+    """The flags in ``args`` that only apply when an engine is built (set to something else
+    than their default), in the order ``--help`` lists them; ``--save-engine`` last."""
+    from designer.commands.trt_build_verbs import add_build_arguments
+
+    parser = argparse.ArgumentParser(add_help=False)
+    add_build_arguments(parser)
+    flags = [
+        action.option_strings[0]
+        for action in parser._actions
+        if action.dest not in ENGINE_FLAGS and getattr(args, action.dest) != action.default
+    ]
+    if args.save_engine is not None:
+        flags.append("--save-engine")
+    return flags
 
 
 def _profile_options(args: argparse.Namespace) -> Any:
     from designer.activities.trt.options import TrtProfileOptions
     from designer.commands.trt_build_verbs import build_options_from_args
 
+    if args.use_engine is not None:
+        # The model only gives the engine's input shapes; its stored layer precisions were
+        # for the build (and would otherwise ask for --typing obey|prefer).
+        args = argparse.Namespace(**{**vars(args), "ignore_layer_precisions": True})
     build = build_options_from_args(args, args.model)
     layer_json = build.layer_info
     build.layer_info = None
@@ -85,6 +124,15 @@ def _summary(report: Any) -> None:
 def _profile_trt(args: argparse.Namespace) -> int:
     from designer.core.errors import DesignerError
 
+    unused = build_only_flags(args) if args.use_engine is not None else []
+    if unused:
+        print(
+            f"onnx-designer: error: {', '.join(unused)} only apply when an engine is built, and"
+            f" --use-engine profiles the prebuilt {args.use_engine}: drop them, or drop"
+            " --use-engine to build the model with them",
+            file=sys.stderr,
+        )
+        return 2
     options = _profile_options(args)
     if args.print_command:
         return _print_command(args, options)
@@ -92,7 +140,11 @@ def _profile_trt(args: argparse.Namespace) -> int:
         raise DesignerError("--trt-version only previews (with --print-command): drop one")
     from designer.activities.reports.trt_tables import load_run_report
     from designer.activities.trt.run import run_trt_profile
-    from designer.commands.activity_commands import VerboseLog, _run_cancellable
+    from designer.commands.activity_commands import (
+        VerboseLog,
+        _run_cancellable,
+        report_cancelled,
+    )
     from designer.commands.trt_build_verbs import open_target
 
     target, deploy_dir = open_target(args)
@@ -116,6 +168,8 @@ def _profile_trt(args: argparse.Namespace) -> int:
     if log is not None:
         log.finish(result.error)
     kept = result.outputs.get("log")
+    if result.status == "cancelled":
+        return report_cancelled(f"log kept: {kept}" if kept else None)
     if result.status != "ok":
         print(
             f"onnx-designer: error: {result.error}" + (f" (log: {kept})" if kept else ""),
@@ -154,7 +208,13 @@ def add_profile_trt(kinds: argparse._SubParsersAction) -> None:  # type: ignore[
     add_target_arguments(p)
     add_build_arguments(p)
     g = p.add_argument_group("profiling")
-    g.add_argument("--use-engine", type=Path, metavar="ENGINE", help="profile this prebuilt engine")
+    g.add_argument(
+        "--use-engine",
+        type=Path,
+        metavar="ENGINE",
+        help="profile this prebuilt engine (of the build options only --shape,"
+        " --free-dims-as-one, --layer-json, --device, plugins and --trt-verbose apply)",
+    )
     g.add_argument("--save-engine", type=Path, metavar="OUT", help="keep the engine built here")
     g.add_argument(
         "--passes",

@@ -191,7 +191,13 @@ def trtexec_profile_argv(
     prof: TrtProfileOptions, version: TrtVersion, trtexec: str = "trtexec"
 ) -> list[str]:
     """The argument vector profiling an engine: ``--loadEngine`` for a prebuilt one, else a
-    build of ``prof.build`` followed by the measurement in the same run."""
+    build of ``prof.build`` followed by the measurement in the same run.
+
+    With ``--loadEngine`` only the system options of ``prof.build`` (device, plugins,
+    verbose) and its shapes are used: trtexec ignores build options then ("if loadEngine is
+    specified, BuildOptions are N/A", sampleOptions.cpp), and the later passes of a
+    multi-pass run load the engine the first pass built with them. Callers that take build
+    options from a user refuse them with a prebuilt engine (``profile trt --use-engine``)."""
     prof.validate()
     if prof.use_engine:
         args = [f"--loadEngine={prof.use_engine}"]

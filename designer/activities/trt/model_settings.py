@@ -30,8 +30,10 @@ def with_model_settings(
 
     ``options.profiles[i]`` entries override stored profile ``i`` input by input (extra
     profiles are appended); ``options.layer_precisions`` / ``layer_output_types`` override the
-    stored ones node by node; ``cleared_precisions`` drops nodes. Raises TrtOptionError (one
-    line) for corrupt stored settings, a dynamic input without a profile, or a bad shape."""
+    stored ones node by node; ``cleared_precisions`` drops those nodes' layer precisions
+    (their output types stay, as with ``trt set-precision --node NODE=none``). Raises
+    TrtOptionError (one line) for corrupt stored settings, a dynamic input without a profile,
+    or a bad shape."""
     from designer.core.trt import settings as trt
 
     try:
@@ -82,7 +84,6 @@ def with_model_settings(
     output_types.update(options.layer_output_types)
     for node in cleared:
         precisions.pop(node, None)
-        output_types.pop(node, None)
     return dataclasses.replace(
         options,
         profiles=profiles,
