@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.engine_fixtures import A100_FP32, A100_QAT_RESIDUAL, LAYER_JSON_10, TREX_INPUTS
+from helpers.engine_fixtures import (
+    A100_FP16,
+    A100_FP32,
+    A100_QAT_RESIDUAL,
+    LAYER_JSON_10,
+    TREX_INPUTS,
+)
 from helpers.shared import TRT_SAMPLES
 
 from designer.activities.analysis import analyze
@@ -24,6 +30,7 @@ from designer.activities.reports.trtexec_log import (
     parse_trtexec_log,
 )
 
+A100_FP16_PROFILE = A100_FP16.with_name("resnet.onnx.engine.profile.json")
 RESIDUALS = TREX_INPUTS / "mobilenet_v2_residuals.qat.onnx.engine"
 RESIDUAL_CONV = "features.15.conv.2.weight + QuantizeLinear_643 + Conv_645 + Add_647"
 BUILD_LOG = TRT_SAMPLES / "result-04.log"  # built model-trained.trt: Total Weights Memory
@@ -198,3 +205,30 @@ def test_build_logs_that_disagree_give_no_total(tmp_path: Path) -> None:
     assert report.weights_source == "layers (lower bound)"
     note = next(n for n in report.notes if "different" in n)
     assert "13100672" in note and "6550336" in note and "lower bound" in note
+
+
+def _model_named(*names: str) -> Any:
+    from onnx import helper
+
+    nodes = [helper.make_node("Relu", [f"x{i}"], [f"y{i}"], name=n) for i, n in enumerate(names)]
+    return helper.make_model(helper.make_graph(nodes, "given", [], []))
+
+
+def test_report_refuses_a_model_none_of_whose_nodes_the_engine_names() -> None:
+    from designer.activities.analysis.trt_source import NotAProfileError, trt_profile
+
+    profile = A100_FP16_PROFILE
+    with pytest.raises(NotAProfileError, match="names a node of the model given"):
+        trt_profile(profile, model=_model_named("features.0.conv", "classifier.1"))
+    some = trt_profile(profile, model=_model_named("Conv_0", "Relu_1", "MaxPool_2"))
+    assert any("name none of the model's" in note for note in some.notes)  # said, not hidden
+    assert trt_profile(profile).nodes  # no model: as before
+
+
+def test_report_of_a_cut_log_says_so(tmp_path: Path) -> None:
+    from designer.activities.analysis.trt_source import trt_profile
+
+    cut = _cut(tmp_path, 92)
+    notes = trt_profile(cut).notes
+    assert any("Total" in note or "cut" in note for note in notes[:1]), notes
+    assert not any("cut" in note for note in trt_profile(PROFILE_LOG).notes)

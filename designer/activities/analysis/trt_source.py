@@ -111,6 +111,7 @@ def trt_profile(
     nodes: list[ProfiledNode] = []
     aggregates: dict[int, Aggregate] = {}
     calls = profile.count or (len(timing.records) if timing is not None else 0) or 1
+    named = matched = 0  # layers naming ONNX nodes; those the model has
     for layer in profile.layers:
         if layer.name == "Total":
             continue
@@ -123,7 +124,9 @@ def trt_profile(
             if not onnx_names:
                 mapping = "inserted"
         if model_names is not None:
+            named += bool(onnx_names)
             onnx_names = tuple(n for n in onnx_names if n in model_names)
+            matched += bool(onnx_names)
         if eng is not None:
             op_type, precision = eng.kind, eng.precision
             kernels = (eng.tactic,) if eng.tactic else ()
@@ -178,10 +181,22 @@ def trt_profile(
                     for key, value in stats.as_dict().items():
                         if value is not None:
                             facts.append((f"trtexec_{label}_{key}", value, "ms"))
+    if model is not None and named and not matched:
+        raise NotAProfileError(
+            f"{path}: none of the {named} layers that name ONNX nodes names a node of the "
+            f"model given ({model.graph.name or 'its main graph'}): pass the model this "
+            "engine was built from, or no model"
+        )
     notes = [
+        *(problem for log in logs for problem in log.problems),  # a cut table, say
         "TensorRT records per-layer totals, means and medians over all profiled iterations; "
-        "the iteration range applies to the per-iteration times (--exportTimes)"
+        "the iteration range applies to the per-iteration times (--exportTimes)",
     ]
+    if model is not None and matched < named:
+        notes.append(
+            f"{named - matched} of the {named} layers that name ONNX nodes name none of the "
+            "model's: their ONNX-node column is empty"
+        )
     if graph is None:
         notes.append("no layer JSON found: layer types, precisions and tactics are unknown")
     return Profile(
