@@ -5,9 +5,18 @@ Folder: ``$ONNX_DESIGNER_RECOVERY_DIR`` or the platform's app-data folder + ``/r
 Each entry is ``<id>.onnx`` plus ``<id>.json``::
 
     {"original": path or null, "saved_at": seconds, "base_dir": path or null,
-     "owner": {"pid": 1234, "host": "name", "started": "…" or null}}
+     "owner": {"pid": 1234, "host": "name", "started": "…" or null},
+     "layout": {"format": "onnx-designer-layout", ...}}
 
 Weights kept in external data are referenced from the original folder, not copied.
+
+``layout`` is the document's arrangement when it was autosaved (node positions, collapsed
+module groups, view-only groups): the contents of a companion layout file, written and read
+by :mod:`designer.core.io.companion`, so that a restored tab shows the unsaved arrangement.
+It lives inside the ``.json`` (written atomically with it) rather than as a file of its own;
+the user's ``<model>.onnx.designer.json`` is only written when the user saves. When it
+cannot be written the entry is written without it (the model part is never lost for it);
+an entry without it (older versions) restores with its nodes arranged anew, as before.
 
 ``owner`` is the process that keeps the entry up to date (it autosaved or restored it).
 An entry is *held* while that process runs: on this host, ``os.kill(pid, 0)`` succeeds and
@@ -28,7 +37,9 @@ import logging
 import math
 import os
 import socket
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +49,13 @@ from PySide6.QtCore import QStandardPaths
 from designer.core.document import Document
 from designer.core.io import write_model
 from designer.core.io.atomic import write_atomic
+from designer.core.io.companion import (
+    LayoutFileError,
+    companion_path,
+    load_positions,
+    positions_to_json,
+)
+from designer.core.view_groups import all_view_groups, set_view_groups
 
 logger = logging.getLogger(__name__)
 
@@ -186,9 +204,13 @@ def _read_meta(meta_path: Path) -> dict[str, Any]:
     return meta
 
 
-def write_recovery(doc: Document, entry_id: str) -> Path:
+def write_recovery(
+    doc: Document, entry_id: str, on_layout_error: Callable[[str], None] | None = None
+) -> Path:
     """Write ``doc`` as recovery entry ``entry_id`` (atomic; external data referenced),
-    owned by this process."""
+    owned by this process, with its layout (see the module doc). When the layout cannot be
+    written the entry is written without it and ``on_layout_error`` (if given) gets a
+    message saying so; OSError only when the model part itself cannot be written."""
     folder = recovery_dir()
     model_path = folder / f"{entry_id}.onnx"
     from designer.core.io.external import is_external, iter_model_tensors
@@ -197,26 +219,72 @@ def write_recovery(doc: Document, entry_id: str) -> Path:
     # External tensors stay where they are (nothing read or copied): the entry remembers
     # their folder.
     write_model(doc.model, model_path, doc.base_dir, references_only=has_external)
-    meta = {
+    meta: dict[str, Any] = {
         "original": str(doc.path) if doc.path else None,
         "saved_at": time.time(),
         "base_dir": str(doc.base_dir) if has_external and doc.base_dir else None,
         "owner": current_owner().to_json(),
     }
-    write_atomic(folder / f"{entry_id}.json", json.dumps(meta).encode("utf-8"))
+    meta_path = folder / f"{entry_id}.json"
+    try:
+        with_layout = json.dumps({**meta, "layout": positions_to_json(doc)})
+        write_atomic(meta_path, with_layout.encode("utf-8"))
+    except (OSError, ValueError) as exc:  # e.g. the disk filled up: keep the model part
+        message = (
+            f"the layout of {doc.title.rstrip('*')} was not autosaved ({exc}); a restore "
+            "after a crash would arrange its nodes anew"
+        )
+        logger.warning("recovery entry %s: %s", meta_path, message)
+        write_atomic(meta_path, json.dumps(meta).encode("utf-8"))
+        if on_layout_error is not None:
+            on_layout_error(message)
     return model_path
+
+
+def load_layout(entry: RecoveryEntry, doc: Document) -> int | None:
+    """Give ``doc`` (just opened from ``entry.model``) the layout autosaved with ``entry``,
+    read by the companion file's reader: positions, collapsed groups and view groups replace
+    whatever ``doc`` had. Returns how many nodes got a position, or None when the entry has
+    no layout (written by an older version; ``doc`` is left as it is). Raises
+    LayoutFileError, ``doc`` then without positions, when the layout cannot be used."""
+    meta_path = entry.model.with_suffix(".json")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise LayoutFileError(f"{meta_path}: layout of the recovery copy ignored ({exc})") from None
+    layout = meta.get("layout") if isinstance(meta, dict) else None
+    if layout is None:
+        return None
+    doc.clear_positions()
+    doc.collapsed.clear()
+    for scope_id in all_view_groups(doc):
+        set_view_groups(doc, scope_id, [])
+    try:
+        with tempfile.TemporaryDirectory(prefix="onnx-designer-recovery-") as folder:
+            stand_in = Path(folder) / entry.model.name  # the reader takes a model's path
+            layout_file = companion_path(stand_in)
+            layout_file.write_text(json.dumps(layout), encoding="utf-8")
+            try:
+                return load_positions(doc, stand_in)
+            except LayoutFileError as exc:
+                reason = str(exc).replace(str(layout_file), str(meta_path))
+                raise LayoutFileError(reason) from None
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+        doc.clear_positions()
+        raise LayoutFileError(f"{meta_path}: layout of the recovery copy ignored ({exc})") from None
 
 
 def claim(entry: RecoveryEntry) -> bool:
     """Make this process the owner of ``entry`` (a tab restored it and will autosave over
     it): it stays on disk, is not offered to other instances while this one runs, and is
     offered again if this one crashes too. False, and nothing changed, when another
-    running process took it since it was listed. Costs one small JSON rewrite."""
+    running process took it since it was listed. Costs one rewrite of the entry's
+    ``.json`` (its layout kept as it is)."""
     meta_path = entry.model.with_suffix(".json")
     try:
         meta = _read_meta(meta_path)
         current = parse_entry(entry.model, meta)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         logger.warning("recovery entry %s changed while restoring (%s)", meta_path, exc)
         return False
     if held_elsewhere(current):
@@ -248,7 +316,7 @@ def pending_recoveries() -> list[RecoveryEntry]:
         model = meta_path.with_suffix(".onnx")
         try:
             entry = parse_entry(model, json.loads(meta_path.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:  # offered no more; the files stay for a look
+        except (OSError, ValueError, RecursionError) as exc:  # the files stay for a look
             logger.warning(
                 "recovery file %s cannot be used (%s); not offered, its files stay in %s",
                 meta_path,
@@ -268,7 +336,7 @@ def discard(entry: RecoveryEntry) -> bool:
     meta_path = entry.model.with_suffix(".json")
     try:
         current = parse_entry(entry.model, json.loads(meta_path.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         current = entry  # gone or unreadable now: decide on what was listed
     if held_elsewhere(current):
         logger.info("recovery entry %s is kept: another running instance holds it", meta_path)

@@ -307,6 +307,7 @@ def test_an_entry_taken_by_another_instance_during_the_question_is_left_alone(
         '{"original": null, "saved_at": 1, "owner": {"pid": "12", "host": "h"}}',
         '{"original": null, "saved_at": 1, "owner": {"pid": 12, "host": null}}',
         "{not json",
+        "[" * 100_000 + "]" * 100_000,  # nested past the parser's depth: RecursionError
     ],
 )
 def test_a_malformed_entry_is_skipped_and_logged(
