@@ -108,9 +108,24 @@ def test_validate_shapes(given: InputShapes, problem: str | None) -> None:
 
 def test_parse_dims_rejects_junk() -> None:
     assert parse_dims("1x3x224x224") == (1, 3, 224, 224)
-    for bad in ("", "1x", "ax3", "1,3", "-1x3"):
+    for bad in ("", "1x", "ax3", "1,3", "-1x3", "\u00b2x3"):
         with pytest.raises(TrtSettingsError, match="1x3x224x224"):
             parse_dims(bad)
+    assert parse_dims("2147483647x1") == (2**31 - 1, 1)  # the largest trtexec's stoi reads
+    for big in ("2147483648x1", "99999999999999999999x512"):
+        with pytest.raises(TrtSettingsError, match="32-bit"):
+            parse_dims(big)
+
+
+def test_stored_profiles_with_a_dim_past_32_bits_are_refused() -> None:
+    from designer.core.trt.settings import parse_profiles
+
+    text = (
+        '{"version": 1, "profiles": [{"x": {"min": [1], "opt": [4],'
+        ' "max": [99999999999999999999]}}]}'
+    )
+    with pytest.raises(TrtSettingsError, match="32-bit"):
+        parse_profiles(text)
 
 
 def test_round_trip_save_reopen_resave(llama: Document, tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ def _dims(value: object, where: str) -> Dims:
         isinstance(d, int) and not isinstance(d, bool) for d in value
     ):
         raise TrtSettingsError(f"{where} must be a list of integers, not {json.dumps(value)}")
-    return tuple(value)
+    return _in_range(tuple(value), where)
 
 
 def parse_profiles(text: str) -> tuple[OptimizationProfile, ...]:
@@ -366,12 +366,26 @@ def format_dims(dims: Sequence[int]) -> str:
     return "x".join(str(d) for d in dims)
 
 
+#: The largest dim TensorRT takes: trtexec reads shape dims with ``std::stoi`` (32 bits).
+MAX_DIM = 2**31 - 1
+
+
 def parse_dims(text: str) -> Dims:
     """``1x3x224x224`` → (1, 3, 224, 224); TrtSettingsError for anything else."""
     parts = text.strip().lower().split("x")
-    if not text.strip() or not all(p.strip().isdigit() for p in parts):
+    if not text.strip() or not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
         raise TrtSettingsError(f"'{text}' is not a shape; write dims like 1x3x224x224")
-    return tuple(int(p) for p in parts)
+    return _in_range(tuple(int(p) for p in parts), f"'{text}'")
+
+
+def _in_range(dims: Dims, where: str) -> Dims:
+    big = next((d for d in dims if d > MAX_DIM), None)
+    if big is not None:
+        raise TrtSettingsError(
+            f"{where}: dim {big} is larger than TensorRT takes ({MAX_DIM}; trtexec reads "
+            "dims as 32-bit integers)"
+        )
+    return dims
 
 
 def free_dims_as_one(dims: InputDims) -> Dims:
