@@ -85,6 +85,7 @@ def _info_dict(bundle: EngineBundle) -> dict[str, Any]:
         ),
         "files": {kind: [str(p) for p in paths] for kind, paths in bundle.sources.items()},
         "profiled": bundle.profile is not None,
+        "skipped": list(bundle.skipped),
     }
 
 
@@ -111,6 +112,8 @@ def _info(args: argparse.Namespace) -> int:
         print(f"{key}: {size} bytes")
     for kind, paths in info["files"].items():
         print(f"{kind}: {', '.join(paths)}")
+    for line in info["skipped"]:  # a damaged file beside the engine
+        print(f"note: {line}", file=sys.stderr)
     return 0
 
 

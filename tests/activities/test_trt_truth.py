@@ -232,3 +232,20 @@ def test_report_of_a_cut_log_says_so(tmp_path: Path) -> None:
     notes = trt_profile(cut).notes
     assert any("Total" in note or "cut" in note for note in notes[:1]), notes
     assert not any("cut" in note for note in trt_profile(PROFILE_LOG).notes)
+
+
+def test_a_damaged_file_beside_the_engine_is_named_not_skipped_silently(tmp_path: Path) -> None:
+    import shutil
+
+    graph = tmp_path / "resnet.onnx.engine.graph.json"
+    shutil.copy(A100_FP16, graph)
+    whole = A100_FP16_PROFILE.read_bytes()
+    (tmp_path / "resnet.onnx.engine.profile.json").write_bytes(whole[:1500])  # a cut run's
+    bundle = load_engine(graph)
+    assert bundle.profile is None
+    assert len(bundle.skipped) == 1 and "cut-off JSON" in bundle.skipped[0]
+    assert "profile.json" in bundle.skipped[0]
+    assert any("cut-off JSON" in note for note in build_report(bundle).notes)
+    (tmp_path / "resnet.onnx.engine.profile.json").write_bytes(whole)  # whole again
+    again = load_engine(graph)
+    assert again.profile is not None and again.skipped == ()

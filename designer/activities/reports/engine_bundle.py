@@ -96,6 +96,9 @@ class EngineBundle:
     # The run that measured a profile added by with_profile (its TensorRT, device, timings):
     # never the engine's own record, so it is not consulted by trt_version / device.
     profile_run: RunInfo | None = None
+    #: Files found beside the engine that could not be read (one line each, naming the
+    #: file): skipped so the engine still opens, and said so.
+    skipped: tuple[str, ...] = ()
 
     @property
     def trt_version(self) -> str | None:
@@ -194,9 +197,15 @@ def classify(path: Path) -> tuple[FileKind, Any]:
     text = _read(path)
     try:
         root = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError) as exc:
         if is_trtexec_log(text):
             return "log", parse_trtexec_log(text.split("\n"), path)
+        if text.lstrip()[:1] in ("{", "["):  # JSON that is cut short or damaged
+            where = f" ({exc})" if isinstance(exc, json.JSONDecodeError) else ""
+            raise EngineFormatError(
+                f"{path}: damaged or cut-off JSON{where}; write it again (a run that was "
+                "stopped leaves it incomplete)"
+            ) from None
         raise EngineFormatError(
             f"{path}: neither JSON nor a trtexec log; expected {EXPECTED_LAYER_JSON}"
         ) from None
@@ -245,6 +254,7 @@ def load_engine(
         if not p.is_file():
             raise EngineFormatError(f"{p}: no such file")
     found: list[tuple[Path, FileKind, Any]] = [(p, *classify(p)) for p in given]
+    skipped: list[str] = []
     if siblings:
         seen = {p.resolve() for p in given}
         for p, kind, _ in list(found):
@@ -256,9 +266,9 @@ def load_engine(
                 seen.add(extra.resolve())
                 try:
                     found.append((extra, *classify(extra)))
-                except EngineFormatError:
-                    continue  # a damaged sibling is skipped; the given files still load
-    return _assemble(found)
+                except EngineFormatError as exc:  # the given files still load
+                    skipped.append(f"skipped {exc}")
+    return dataclasses.replace(_assemble(found), skipped=tuple(skipped))
 
 
 def _assemble(found: list[tuple[Path, FileKind, Any]]) -> EngineBundle:

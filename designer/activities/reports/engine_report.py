@@ -354,6 +354,7 @@ def build_report(bundle: EngineBundle) -> EngineReport:
     )
     if isinstance(bundle.profile, CutProfile):  # first: every latency below depends on it
         report.notes.append(bundle.profile.problem)
+    report.notes.extend(bundle.skipped)  # a damaged profile beside it: why none is shown
     if weights_note:
         report.notes.append(weights_note)
     unmatched = [r for r in rows if r.layer is None]

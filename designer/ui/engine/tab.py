@@ -116,6 +116,7 @@ class EngineTab(QWidget):
         self.message = QLabel()
         self.message.setStyleSheet("color:#5c6370")
         self.message.setWordWrap(True)  # a refused profile says why in a sentence or two
+        self.message.setText("; ".join(bundle.skipped))  # a damaged file found beside it
         bar.addWidget(self.message, 1)
         layout.addLayout(bar)
         self.legend = QLabel()
