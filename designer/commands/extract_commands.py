@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -15,6 +16,8 @@ def _extract(args: argparse.Namespace) -> int:
         args.parser.error("--node needs --attribute")
     if args.function is not None and args.attribute:
         args.parser.error("--attribute goes with --node, not --function")
+    if _same_file(Path(args.model), Path(args.output)):
+        raise ExtractError(f"{args.output}: the output path is the input; choose another file")
     doc = open_document(args.model)
     if args.function is not None:
         domain, colon, name = args.function.rpartition(":")
@@ -37,6 +40,17 @@ def _extract(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _same_file(source: Path, target: Path) -> bool:
+    """True when ``target`` names the file ``source`` is: the same path once resolved (a
+    symbolic link, ``..``, another spelling) or the same file reached another way (a hard
+    link, a linked folder). The check fp16, sanitize and cast make (transform_commands)."""
+    if source.resolve() == target.resolve():
+        return True
+    with contextlib.suppress(OSError):  # what cannot be examined is not the input
+        return source.exists() and target.exists() and source.samefile(target)
+    return False
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -2,7 +2,8 @@
 
 Every file a save writes starts as ``.<final name>.~od<pid>@<host>~<random>.<kind>.tmp``
 in the folder of its final name (``kind`` is ``part`` for contents, ``journal`` for the
-list of data files a save is about to create or replace). ``pid`` and ``host`` (8 hex
+list of data files a save is about to create or replace; the final name is cut short where
+the whole would pass the folder's file name length limit). ``pid`` and ``host`` (8 hex
 digits of the host name's hash) say which process wrote it: a temporary file is *stale*
 when that process no longer runs on this host, or, written on another host (a shared
 folder), when it has not changed for a day; one of this process when no save of this
@@ -38,10 +39,43 @@ _ACTIVE: set[str] = set()
 _LEGACY = re.compile(r"^\.(?P<name>.+\.(onnx|data|designer\.json))\.[a-z0-9_]{8}\.tmp$")
 
 
+#: File name length limit (bytes) where the folder's own cannot be asked (POSIX's usual).
+NAME_MAX = 255
+
+
 def temp_path(target: Path, kind: str = "part") -> Path:
-    """A fresh temporary name for ``target`` in its folder (not created)."""
+    """A fresh temporary name for ``target`` in its folder (not created).
+
+    The copy of ``target``'s name in it is cut short (whole characters) where the whole
+    name would pass the folder's file name length limit, so any name the folder accepts
+    can be saved; the name still matches ``_OURS`` and the stale-file rules apply as to
+    any other (they read the process and host, not the name)."""
     token = secrets.token_hex(4)
-    return target.with_name(f".{target.name}.~od{os.getpid()}@{_HOST}~{token}.{kind}.tmp")
+    suffix = f".~od{os.getpid()}@{_HOST}~{token}.{kind}.tmp"
+    room = name_max(target.parent) - len(os.fsencode(f".{suffix}"))
+    return target.with_name(f".{_fit(target.name, room)}{suffix}")
+
+
+def name_max(folder: Path) -> int:
+    """The longest file name (bytes) ``folder`` takes; ``NAME_MAX`` where it cannot say."""
+    try:
+        limit = os.pathconf(folder if str(folder) else ".", "PC_NAME_MAX")
+    except (AttributeError, OSError, ValueError):  # no pathconf (Windows), no such folder
+        return NAME_MAX
+    return limit if isinstance(limit, int) and limit > 0 else NAME_MAX
+
+
+def _fit(name: str, room: int) -> str:
+    """The longest start of ``name`` whose encoded file name takes at most ``room`` bytes,
+    whole characters only; at least its first character (``_OURS`` needs one)."""
+    if len(os.fsencode(name)) <= room:
+        return name
+    used = 0
+    for end, char in enumerate(name):
+        used += len(os.fsencode(char))
+        if used > room:
+            return name[: max(end, 1)]
+    return name
 
 
 def create_temp(target: Path, kind: str = "part", path: Path | None = None) -> tuple[int, Path]:

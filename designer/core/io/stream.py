@@ -22,6 +22,7 @@ Zero runs are left as holes (a sparse model stays cheap on disk), and tensors st
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import sys
@@ -32,7 +33,14 @@ import numpy as np
 import onnx
 
 from designer.core.errors import ModelSaveError
-from designer.core.io.atomic import clean_stale, create_temp, release, temp_path, write_journal
+from designer.core.io.atomic import (
+    clean_stale,
+    create_temp,
+    name_max,
+    release,
+    temp_path,
+    write_journal,
+)
 from designer.core.io.external import ExternalRef, is_external, iter_model_tensors
 from designer.core.io.save_plan import TargetNames, in_use, normalize
 
@@ -74,12 +82,23 @@ class DataSink:
         clean_stale(folder, in_use)
         self.location = names.pick(first, candidates)
         self.final = folder / self.location
+        size, limit = len(os.fsencode(self.final.name)), name_max(folder)
+        if size > limit:  # said now, not once the whole conversion has run
+            raise ModelSaveError(
+                f"{self.path}: the name of its data file, {self.location}, would take {size} "
+                f"bytes, more than the {limit} the folder {folder} allows; "
+                "choose a shorter file name"
+            )
         self.temp = temp_path(self.final)
-        self.journal: Path | None = write_journal(
-            self.path, [self.location], [self.temp.relative_to(folder).as_posix()]
-        )
+        self.journal: Path | None = None
         try:
+            self.journal = write_journal(
+                self.path, [self.location], [self.temp.relative_to(folder).as_posix()]
+            )
             fd, _ = create_temp(self.final, path=self.temp)
+        except OSError as exc:  # write_journal removes its own file when it fails
+            self._drop_journal()
+            raise _write_error(self.path, folder, exc) from None
         except BaseException:
             self._drop_journal()
             raise
@@ -112,11 +131,14 @@ class DataSink:
             raise ModelSaveError(f"{self.path}: the data file was already closed")
         offset = -(-self.size // ALIGN) * ALIGN
         length = len(data)
-        for start in range(0, length, _CHUNK):  # zero chunks stay holes
-            chunk = data[start : start + _CHUNK]
-            if np.frombuffer(chunk, np.uint8).any():
-                self._file.seek(offset + start)
-                self._file.write(chunk)
+        try:
+            for start in range(0, length, _CHUNK):  # zero chunks stay holes
+                chunk = data[start : start + _CHUNK]
+                if np.frombuffer(chunk, np.uint8).any():
+                    self._file.seek(offset + start)
+                    self._file.write(chunk)
+        except OSError as exc:  # a full disk, a quota: the caller's with block removes it
+            raise _write_error(self.path, self.final.parent, exc) from None
         self.size = offset + length
         del tensor.external_data[:]
         tensor.data_location = onnx.TensorProto.EXTERNAL
@@ -141,11 +163,14 @@ class DataSink:
         """Flush the file to disk and close it; (temporary path, final path) for the save's
         switch. Called by :func:`~designer.core.io.write_model`."""
         if not self._file.closed:
-            if self._file.seek(0, os.SEEK_END) < self.size:
-                self._file.truncate(self.size)  # trailing holes count
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
+            try:
+                if self._file.seek(0, os.SEEK_END) < self.size:
+                    self._file.truncate(self.size)  # trailing holes count
+                self._file.flush()
+                os.fsync(self._file.fileno())
+                self._file.close()
+            except OSError as exc:  # not taken over: the save's clean-up removes the file
+                raise _write_error(self.path, self.final.parent, exc) from None
         self.taken_over = True
         return self.temp, self.final
 
@@ -187,6 +212,25 @@ class DataSink:
             self.discard()
         else:
             self.finished()
+
+
+def _write_error(path: Path, folder: Path, exc: OSError) -> ModelSaveError:
+    """The save to ``path`` cannot write into ``folder``: what went wrong there and what to
+    do, as :func:`~designer.core.io.write_model` says it (never a temporary file's name)."""
+    if isinstance(exc, PermissionError):
+        return ModelSaveError(
+            f"{path}: permission denied writing {folder}; choose a folder you can write to"
+        )
+    reason = exc.strerror or str(exc)
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        advice = "free some space there or choose another folder"
+    elif exc.errno == errno.EROFS:
+        advice = "choose a folder you can write to"
+    elif exc.errno == errno.ENAMETOOLONG:
+        advice = "choose a shorter file name"
+    else:
+        advice = "choose another folder"
+    return ModelSaveError(f"{path}: cannot write {folder} ({reason}); {advice}")
 
 
 def _locations(model: onnx.ModelProto) -> set[str]:
