@@ -1,5 +1,7 @@
 """The small tags above a box (graph-input proxies, stubs of far producers) show the end
-of a scoped tensor name, the part that tells the tags apart; the tooltip has the rest."""
+of a scoped tensor name, the part that tells the tags apart, and never cover each other:
+tags too close for full-width pills get narrower ones that keep the end of the name; the
+tooltip has the rest."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ def test_the_stubs_of_a_collapsed_torchscript_llama_read_apart(qapp) -> None:  #
     assert per_box and all(len(set(box)) == len(box) for box in per_box)  # all read apart
 
 
-def test_tags_too_close_to_sit_side_by_side_are_stacked(qapp) -> None:  # type: ignore[no-untyped-def]
+def test_tags_too_close_to_sit_side_by_side_are_narrowed(qapp) -> None:  # type: ignore[no-untyped-def]
     ensure_app()
     scene, _notes = headless_scene(model("llama_24l_h64.torchscript.onnx"), collapse="2")
     scene.build_all()
@@ -40,3 +42,5 @@ def test_tags_too_close_to_sit_side_by_side_are_stacked(qapp) -> None:  # type: 
         rects = [item._tag_rect(slot) for slot, _n, _l, _s in item.tags]
         assert not any(a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1 :])
         assert all(item.boundingRect().contains(r) for r in rects)  # drawn inside its bounds
+        labels = [label for _s, _n, label, _stub in item.tags]
+        assert len(set(labels)) == len(labels)  # narrowed, they keep the ends that differ

@@ -341,6 +341,44 @@ def _is_token(group_id: str, token: str) -> bool:
 DEFER_HIDDEN = True
 
 
+def _safe_lift(
+    view: CanvasView,
+    box: tuple[float, float, float, float],
+    below: float,
+    dy: float,
+    skip: set[int],
+) -> float:
+    """``dy`` (< 0: what lies below ``below`` moves up, a group folding into ``box``) cut
+    short where something that moves would land on something that stays: a box beside the
+    folded group, or the group's own box. 0 when nothing can move up."""
+    scene = view.canvas
+    positions = scene.positions
+    staying: list[tuple[float, float, float, float]] = [box]
+    moving: list[tuple[float, float, float]] = []  # left, top, right
+    reach = below - dy + st.MAX_WIDTH  # lower than this, a moved box stays clear of the band
+    for node in scene.graph.nodes:
+        point = positions.get(node.key)
+        if node.key in skip or point is None:
+            continue
+        width, height = st.node_size(node)
+        left, top = point[0] - 2.0, point[1] - st.TRIANGLE - 2.0
+        right, bottom = point[0] + width + 2.0, point[1] + height + 2.0 * st.CIRCLE
+        if point[1] > below:
+            if point[1] < reach:
+                moving.append((left, top, right))
+        elif bottom > box[1] - st.OP_HEIGHT:
+            staying.append((left, top, right, bottom))
+    for left, top, right in moving:
+        for s_left, _s_top, s_right, s_bottom in staying:
+            if left < s_right and s_left < right and top + dy < s_bottom + _CLEAR:
+                dy = max(dy, s_bottom + _CLEAR - top)
+    return min(dy, 0.0)
+
+
+#: Space kept between a box that moves up and one it would otherwise land on.
+_CLEAR = 8.0
+
+
 def _make_room(view: CanvasView, below: float, dy: float, skip: set[int]) -> None:
     """Move every box whose top is below ``below`` (and the nodes inside those that are
     groups: deferred, see :data:`DEFER_HIDDEN`) down by ``dy`` (up when negative): the
@@ -483,14 +521,16 @@ def _collapse(view: CanvasView, hierarchy: Hierarchy, group_id: str) -> None:
     members = group.keys()
     inner = {g.id for g in group.walk()}
     extent = _open_extent(scene.positions, group, scene.collapsed - {group_id})
-    if extent is not None:
-        hidden = set(members) | {group_key(i) for i in inner}
-        _make_room(view, extent[3], -((extent[3] - extent[1]) - st.OP_HEIGHT), hidden)
     pushed = _PUSHED.get(scene, {}).pop(group_id, None)
-    if pushed is not None:  # what opening it pushed aside on its row comes back
+    if pushed is not None:  # what opening it pushed aside on its row comes back first
         keys, dx = pushed
         drawn = [k for k in keys if scene.graph.has_node(k)]
         _push(view, drawn, -dx)
+    if extent is not None:
+        hidden = set(members) | {group_key(i) for i in inner}
+        box = (extent[0], extent[1], extent[0] + BOX_WIDTH, extent[1] + st.OP_HEIGHT)
+        lift = -((extent[3] - extent[1]) - st.OP_HEIGHT)
+        _make_room(view, extent[3], _safe_lift(view, box, extent[3], lift, hidden), hidden)
     set_collapsed(view, scene.collapsed | {group_id})
 
 

@@ -138,8 +138,7 @@ class NodeItem(QGraphicsItem):
         )
         self._tag_rows = {tags[index][0]: row for index, row in rows.items()}
         self.tags = [
-            (slot, name, st.elide(_tail(name), "small", self._tag_width - 8), stub)
-            for slot, name, stub in tags
+            (slot, name, _tag_label(name, self._tag_width - 8), stub) for slot, name, stub in tags
         ]
         self._update_bounds()
         self.update()
@@ -553,8 +552,19 @@ def _tail(tensor: str) -> str:
 
 #: Space between stacked rows of tags.
 TAG_ROW_GAP = 3.0
-#: At most this many rows of tags above a box; closer tags get narrower.
-MAX_TAG_ROWS = 2
+#: At most this many rows of tags above a box; closer tags get narrower. One: the layout
+#: leaves room for one row between a box and the one above it.
+MAX_TAG_ROWS = 1
+
+
+def _tag_label(tensor: str, width: float) -> str:
+    """The text of a tag ``width`` pixels wide: :func:`_tail` of the name, elided in the
+    middle when it fits a tag of full width, else at its start (a narrowed tag keeps the
+    end, which tells ``Unsqueeze_6`` from ``Unsqueeze_7``)."""
+    tail = _tail(tensor)
+    if width >= st.PROXY_W - 8:
+        return st.elide(tail, "small", width)
+    return st.elide(tail, "small", width, Qt.TextElideMode.ElideLeft)
 
 
 def _tag_rows(xs: Sequence[float]) -> tuple[dict[int, int], float]:

@@ -227,12 +227,14 @@ def node_sizes(nodes: Iterable[ViewNode]) -> dict[int, tuple[float, float]]:
     return sizes
 
 
-def elide(text: str, which: str, width: float) -> str:
-    """``text`` shortened in the middle with an ellipsis to fit ``width`` pixels (``text``
-    itself, not a copy, when it fits)."""
+def elide(
+    text: str, which: str, width: float, mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle
+) -> str:
+    """``text`` shortened with an ellipsis (in the middle, or where ``mode`` says) to fit
+    ``width`` pixels (``text`` itself, not a copy, when it fits)."""
     if text_width(text, which) <= width - 2.0:
         return text
-    return _metrics(which).elidedText(text, Qt.TextElideMode.ElideMiddle, width)
+    return _metrics(which).elidedText(text, mode, width)
 
 
 def terminal_x(width: float, index: int, count: int) -> float:
