@@ -89,11 +89,17 @@ def test_fp16_inputs_folder_and_failures(resnet: Path, tmp_path: Path) -> None:
 
 
 def test_fp16_unrunnable_model_reports_skipped(tmp_path: Path) -> None:
+    """A check that could not run is no pass: exit 1 (as a failed check), the model is
+    written, and the message says why and what to do."""
     src = tmp_path / "custom.onnx"
     onnx.save(tm.custom_op_model(), src)
     result = run("fp16", src, tmp_path / "custom16.onnx")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr
     assert "numerical check skipped: onnxruntime cannot run the original model" in result.stdout
+    assert "could not run" in result.stderr and "--no-check" in result.stderr
+    assert (tmp_path / "custom16.onnx").exists()
+    skipped = run("fp16", src, tmp_path / "on_purpose.onnx", "--no-check")
+    assert skipped.returncode == 0, skipped.stderr
 
 
 def test_fp16_external_data_stays_external(tmp_path: Path) -> None:

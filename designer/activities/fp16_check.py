@@ -11,6 +11,14 @@ Backends (``CheckOptions.backend``):
   emulation is impossible and the model is small.
 - ``ort`` — onnxruntime on the converted model as it is. Where the provider lacks float16
   kernels it computes in float32, so an overflow can go unseen; the log says so.
+
+Nodes are told apart by name (the conversion's ``block_nodes``, ``converted_nodes`` and
+auto-block all go by name), and ONNX lets a node have none. :func:`label_unnamed_nodes`
+gives every unnamed main-graph node a stable label, ``<Op> #<index> (unnamed)`` (its place in
+the node list, the number of the canvas's generated name ``<Op>_<index>``), for the time the
+conversion and check run, and :func:`clear_labels` takes the labels off the result again.
+Without labels the blame still tells the truth: an unnamed node that runs in float16 is
+said to need a name, never to "already run in float32".
 """
 
 from __future__ import annotations
@@ -23,14 +31,17 @@ import numpy as np
 import onnx
 
 from designer.activities.fp16_emulate import (
+    HALF,
     Emulation,
     EmulationError,
+    Probe,
     build_emulation,
     round_feeds,
     rounding_survives,
 )
 from designer.activities.fp16_metrics import NonFinite
 from designer.core.tensor_sizes import tensor_nbytes
+from designer.core.transforms.typeinfo import elem_type, infer_scope_types
 
 BACKENDS = ("auto", "emulate", "reference", "ort")
 #: the reference evaluator is used as a fallback only up to these sizes
@@ -41,6 +52,46 @@ REFERENCE_MAX_INPUT_ELEMENTS = 1 << 16
 EMULATE_LABEL = "emulated {half} (onnxruntime CPU, every {half} result rounded)"
 REFERENCE_LABEL = "onnx reference evaluator (the converted model's own types)"
 ORT_LABEL = "onnxruntime as is, NOT float16-faithful"
+#: the note of a node that did not run in float16 (its inputs arrived out of range)
+ALREADY_FLOAT32 = "that node already runs in float32; its float16 inputs lost the range"
+
+
+def unnamed_label(node: onnx.NodeProto, index: int) -> str:
+    """What an unnamed main-graph node at ``index`` is called in the check's messages."""
+    return f"{node.op_type} #{index} (unnamed)"
+
+
+def label_unnamed_nodes(model: onnx.ModelProto) -> dict[str, int]:
+    """Name every unnamed main-graph node of ``model`` in place with its
+    :func:`unnamed_label` (suffixed ``.1``, ``.2``… in the odd case a node already has that
+    name), so the check can blame it and auto-block / ``--block-node`` can keep it in
+    float32. Returns each label given with the node's index. O(nodes)."""
+    taken = {node.name for node in model.graph.node if node.name}
+    labels: dict[str, int] = {}
+    for index, node in enumerate(model.graph.node):
+        if node.name:
+            continue
+        base = name = unnamed_label(node, index)
+        suffix = 0
+        while name in taken:
+            suffix += 1
+            name = f"{base}.{suffix}"
+        taken.add(name)
+        node.name = name
+        labels[name] = index
+    return labels
+
+
+def clear_labels(model: onnx.ModelProto, labels: Mapping[str, int]) -> int:
+    """Take the labels of :func:`label_unnamed_nodes` off ``model``'s main-graph nodes (the
+    model given to it or the conversion of it: node names survive the conversion, and no
+    inserted Cast is named like a label). Returns how many were cleared."""
+    cleared = 0
+    for node in model.graph.node:
+        if node.name in labels:
+            node.name = ""
+            cleared += 1
+    return cleared
 
 
 class HalfRunError(Exception):
@@ -140,8 +191,6 @@ def run_reference(
     from onnx.external_data_helper import load_external_data_for_model
     from onnx.reference import ReferenceEvaluator
 
-    from designer.activities.fp16_emulate import HALF
-
     model = onnx.ModelProto()
     model.CopyFrom(model16)
     if base_dir is not None:
@@ -210,10 +259,11 @@ def first_nonfinite(
             probe.inserted = probe.op_type == "Cast" and probe.node not in original_nodes
     else:
         return None
-    consumers: dict[str, list[str]] = {}
+    consumers: dict[str, list[onnx.NodeProto]] = {}
     for node in model16.graph.node:
         for name in node.input:
-            consumers.setdefault(name, []).append(node.name)
+            consumers.setdefault(name, []).append(node)
+    half = _HalfValues(model16)
     for probe in emu.probes:
         value = values.get(probe.tensor)
         if value is None or value.dtype.kind != "f":
@@ -235,28 +285,68 @@ def first_nonfinite(
             continue
         nan = int(np.count_nonzero(np.isnan(value) & new))
         inf = int(np.count_nonzero(np.isinf(value) & new))
-        block, note = _blame(probe.node, probe.inserted, probe.tensor, consumers, candidates)
+        block, note = _blame(probe, consumers, candidates, half)
         return NonFinite(
             probe.node, probe.op_type, probe.tensor, nan, inf, int(value.size), block, note
         )
     return None
 
 
+class _HalfValues:
+    """Whether a main-graph value of the converted model is float16/bfloat16 (its types
+    inferred once, on the first question: one shape inference)."""
+
+    def __init__(self, model16: onnx.ModelProto) -> None:
+        self.model16 = model16
+        self.types: dict[str, int] | None = None
+
+    def __call__(self, tensor: str) -> bool:
+        if self.types is None:
+            graph = self.model16.graph
+            found = infer_scope_types(graph, {}, self.model16)
+            self.types = {name: elem_type(found, name) for name in found}
+        return self.types.get(tensor) in HALF
+
+
 def _blame(
-    node: str,
-    inserted: bool,
-    tensor: str,
-    consumers: Mapping[str, list[str]],
-    candidates: set[str],
+    probe: Probe,
+    consumers: Mapping[str, list[onnx.NodeProto]],
+    candidates: Set[str],
+    is_half: _HalfValues,
 ) -> tuple[str | None, str]:
+    """The node of ``candidates`` to keep in float32 for ``probe``'s Inf/NaN (None: none),
+    and a note saying why. A node is one of ``candidates`` by name, so an unnamed node never
+    is: whether it runs in float16 is read from the converted model's types instead."""
+    # the conversion names every Cast it inserts: an unnamed Cast is one of the original's
+    inserted = probe.inserted and bool(probe.node)
     if not inserted:
-        if node in candidates:
-            return node, ""
-        return None, "that node already runs in float32; its float16 inputs lost the range"
-    users = [u for u in consumers.get(tensor, []) if u in candidates]
-    if users:
-        return users[0], f"a Cast to float16 the conversion inserted before '{users[0]}'"
+        if probe.node and probe.node in candidates:
+            return probe.node, ""
+        if not is_half(probe.tensor):
+            return None, ALREADY_FLOAT32
+        if not probe.node:
+            return None, (
+                "that node runs in float16 but has no name, so it cannot be kept in float32 "
+                "by name; give it a name and add it to the nodes kept in float32"
+            )
+        return None, "that node runs in float16 but is not one this check may keep in float32"
+    users = consumers.get(probe.tensor, [])
+    for user in users:
+        if user.name and user.name in candidates:
+            return user.name, f"a Cast to float16 the conversion inserted before '{user.name}'"
+    if not users:
+        return None, (
+            "a Cast to float16 at the model's output: the output itself cannot hold these "
+            "values in float16; keep inputs and outputs in float32"
+        )
+    user = users[0]
+    if not user.name:
+        return None, (
+            f"a Cast to float16 the conversion inserted before an unnamed {user.op_type} node, "
+            "which cannot be kept in float32 by name; give it a name and add it to the nodes "
+            "kept in float32"
+        )
     return None, (
-        "a Cast to float16 at the model's output: the output itself cannot hold these "
-        "values in float16; keep inputs and outputs in float32"
+        f"a Cast to float16 the conversion inserted before '{user.name}', which is not one "
+        "this check may keep in float32"
     )
