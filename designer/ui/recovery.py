@@ -48,7 +48,7 @@ from PySide6.QtCore import QStandardPaths
 
 from designer.core.document import Document
 from designer.core.io import write_model
-from designer.core.io.atomic import write_atomic
+from designer.core.io.atomic import pid_alive, write_atomic
 from designer.core.io.companion import (
     LayoutFileError,
     companion_path,
@@ -122,18 +122,6 @@ def current_owner() -> Owner:
     return Owner(pid, _HOST, _process_started(pid))
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    except (OSError, OverflowError, ValueError):
-        return True  # cannot tell: leave the entry alone
-    return True
-
-
 def held_elsewhere(entry: RecoveryEntry, now: float | None = None) -> bool:
     """True while another running process keeps ``entry`` (see the module doc)."""
     owner = entry.owner
@@ -144,7 +132,7 @@ def held_elsewhere(entry: RecoveryEntry, now: float | None = None) -> bool:
         return now - entry.saved_at < FOREIGN_STALE_SECONDS
     if owner.pid == os.getpid():
         return False  # ours, or of an earlier process with our pid: not another one's
-    if not _pid_alive(owner.pid):
+    if not pid_alive(owner.pid):
         return False
     if owner.started is not None:
         started = _process_started(owner.pid)

@@ -138,15 +138,17 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
         fsync_dir(path.parent)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host (True when that cannot be told: whatever
+    it holds is left alone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # another user's process
         return True
-    except (OSError, OverflowError):
-        return True  # cannot tell: keep the file
+    except (OSError, OverflowError, ValueError):
+        return True  # cannot tell
     return True
 
 
@@ -165,7 +167,7 @@ def is_stale(path: Path, now: float | None = None) -> bool:
         return path.name not in _ACTIVE
     if match["host"] != _HOST or os.name == "nt" or pid <= 0:  # os.kill(pid, 0) ends it there
         return age > STALE_SECONDS
-    return not _pid_alive(pid)
+    return not pid_alive(pid)
 
 
 def write_journal(model: Path, files: list[str], temps: list[str]) -> Path:
