@@ -145,3 +145,40 @@ def test_symbolic_dims_field(window: MainWindow, qtbot: QtBot, tmp_path: Path) -
     dialog.dims.setText("seq")
     assert "NAME=N" in dialog.options_now()
     dialog.reject()
+
+
+def test_auto_block_keeps_unnamed_nodes_and_leaves_them_unnamed(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """The dialog labels a copy's unnamed nodes for the check (the document's are never
+    renamed): auto-block keeps the overflowing Exp and Log in float32, by those labels,
+    and the converted model's nodes are unnamed again."""
+    nodes = [
+        helper.make_node("Mul", ["x", "k"], ["a"]),
+        helper.make_node("Exp", ["a"], ["b"]),
+        helper.make_node("Log", ["b"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "exp_log",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])],
+        [numpy_helper.from_array(np.array(12.0, np.float32), "k")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "e.onnx")
+    dialog = _open(window, qtbot, tmp_path / "e.onnx")
+    dialog.keep_io.setChecked(True)
+    dialog.auto_block.setChecked(True)
+    assert _run(qtbot, dialog) is RunState.SUCCESS
+    status = dialog.status
+    assert status is not None
+    assert "Exp #1 (unnamed)" in status.message.text()
+    status.close()
+    tab = window.tab()
+    assert tab is not None
+    converted = tab.session.doc.model
+    assert all(not n.name for n in converted.graph.node if n.op_type != "Cast")
+    kept = [n for n in converted.graph.node if n.op_type == "Exp"]
+    assert kept  # still there, run in float32: its input is a float32 value

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from designer.activities.fp16_check import clear_labels, label_unnamed_nodes
 from designer.activities.fp16_metrics import DEFAULT_LIMITS, DEFAULT_MIN_TOPK, DEFAULT_TOP_K
 from designer.activities.numerics import CheckOptions, convert_and_check
 from designer.core.transforms import DEFAULT_BLOCK_OPS, FP16Options
@@ -386,12 +387,26 @@ class FP16Dialog(TransformDialog):
         model, base_dir = self.session.doc.model, self.session.doc.base_dir
 
         def work(report: Report, cancelled: IsCancelled) -> TransformOutcome:
+            source, labels = _labelled(model) if check.enabled else (model, {})
             outcome = convert_and_check(
-                model, options, base_dir, check, cancel=cancelled, progress=report
+                source, options, base_dir, check, cancel=cancelled, progress=report
             )
+            clear_labels(outcome.result.model, labels)  # the document's nodes stay unnamed
             log = outcome.result.log
             summary = check_summary(outcome)
             warning = check_warning(outcome)
             return TransformOutcome(outcome.result.model, log, log.title, summary, warning)
 
         return work
+
+
+def _labelled(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, int]]:
+    """``model``, or a copy with its unnamed main-graph nodes labelled ('Exp #1 (unnamed)'),
+    so that the check can blame them and auto-block keep them in float32
+    (:func:`designer.activities.fp16_check.label_unnamed_nodes`). The document's own model
+    is never changed; a model whose nodes all have names is not copied."""
+    if all(node.name for node in model.graph.node):
+        return model, {}
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    return copy, label_unnamed_nodes(copy)
