@@ -249,3 +249,18 @@ def test_a_damaged_file_beside_the_engine_is_named_not_skipped_silently(tmp_path
     (tmp_path / "resnet.onnx.engine.profile.json").write_bytes(whole)  # whole again
     again = load_engine(graph)
     assert again.profile is not None and again.skipped == ()
+
+
+def test_an_ort_profile_with_a_model_it_did_not_profile_is_refused() -> None:
+    """The ONNX Runtime side of the same check: the profile of tiny_cnn with SqueezeNet."""
+    import onnx
+    from helpers.shared import ORT_FIXTURES, model
+
+    from designer.activities.analysis.profile import ModelMismatchError, load_profile
+
+    profile = next(ORT_FIXTURES.glob("tiny_cnn_opt-disabled_ort_profile_*.json"))
+    own = onnx.load(str(ORT_FIXTURES / "tiny_cnn.onnx"))
+    assert any(n.onnx_nodes for n in load_profile(profile, model=own).nodes)
+    other = onnx.load(str(model("squeezenet1_0.torchscript.onnx")))
+    with pytest.raises(ModelMismatchError, match="none of its"):
+        load_profile(profile, model=other)

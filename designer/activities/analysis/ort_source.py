@@ -24,6 +24,7 @@ from designer.activities.analysis.profile import (
     Execution,
     Iteration,
     KernelCall,
+    ModelMismatchError,
     NotAProfileError,
     Profile,
     ProfiledNode,
@@ -133,6 +134,12 @@ def ort_profile(
                 )
             )
         node_of_event.append(i)
+    if mapper is not None and nodes and not any(n.onnx_nodes for n in nodes):
+        raise ModelMismatchError(
+            f"{path}: none of its {len(nodes)} profiled nodes is a node of the model given "
+            f"({model.graph.name if model is not None else ''}): pass the profiled model, "
+            "or no model"
+        )
     starts: list[tuple[int, int]]
     source: str
     key_used: str | None = None

@@ -55,6 +55,12 @@ class NotAProfileError(DesignerError):
     """The file is no profile this designer reads (one line: what was expected)."""
 
 
+class ModelMismatchError(NotAProfileError):
+    """The model given to map a profile onto is not the one profiled: none of the
+    profile's nodes or layers names one of its nodes. The command line reports it; the
+    window, which offers the open document as a guess, maps without a model instead."""
+
+
 @dataclass(frozen=True)
 class ProfiledNode:
     """One node (ORT) or layer (TensorRT) as it ran."""

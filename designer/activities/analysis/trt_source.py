@@ -22,6 +22,7 @@ from designer.activities.analysis.profile import (
     EXPECTED,
     Aggregate,
     Iteration,
+    ModelMismatchError,
     NotAProfileError,
     Profile,
     ProfiledNode,
@@ -182,7 +183,7 @@ def trt_profile(
                         if value is not None:
                             facts.append((f"trtexec_{label}_{key}", value, "ms"))
     if model is not None and named and not matched:
-        raise NotAProfileError(
+        raise ModelMismatchError(
             f"{path}: none of the {named} layers that name ONNX nodes names a node of the "
             f"model given ({model.graph.name or 'its main graph'}): pass the model this "
             "engine was built from, or no model"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from designer.activities.analysis.analyze import Analysis, analyze
+from designer.activities.analysis.profile import ModelMismatchError
 from designer.activities.reports.table import Table
 from designer.ui.reports.overlay import keys_by_name
 
@@ -55,8 +56,13 @@ def _model(
 
 
 def run_analysis(source: ProfileSource, fallback: onnx.ModelProto | None = None) -> Analysis:
-    """Analyse the tab's profile (DesignerError / ValueError with one line)."""
-    return analyze(source.profile, model=_model(source, fallback), iter_start=source.iter_start)
+    """Analyse the tab's profile (DesignerError / ValueError with one line); mapped onto the
+    tab's model, or the open document, unless that is not the profiled model (then with
+    no model: nothing is judged against another model's nodes)."""
+    try:
+        return analyze(source.profile, model=_model(source, fallback), iter_start=source.iter_start)
+    except ModelMismatchError:
+        return analyze(source.profile, model=None, iter_start=source.iter_start)
 
 
 def export_analysis(

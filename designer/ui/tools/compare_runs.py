@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
 from designer.activities.analysis.compare import Comparison, compare_stats
-from designer.activities.analysis.profile import load_profile
+from designer.activities.analysis.profile import ModelMismatchError, load_profile
 from designer.activities.analysis.stats import compute_stats
 from designer.ui.jobs import Job, start_job_with
 from designer.ui.reports.overlay import keys_by_name
@@ -29,8 +29,11 @@ FILTER = "Profiles (*.json *.log);;All files (*)"
 
 def compare_profiles(a: Path, b: Path, model: onnx.ModelProto | None) -> Comparison:
     """Both profiles mapped onto ``model`` (plain data; runs off the GUI thread)."""
-    sa = compute_stats(load_profile(a, model=model))
-    sb = compute_stats(load_profile(b, model=model))
+    try:
+        sa = compute_stats(load_profile(a, model=model))
+        sb = compute_stats(load_profile(b, model=model))
+    except ModelMismatchError:  # the open document is not the profiled model: by name only
+        sa, sb = compute_stats(load_profile(a)), compute_stats(load_profile(b))
     return compare_stats(sa, sb)
 
 
