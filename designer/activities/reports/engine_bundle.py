@@ -203,8 +203,8 @@ def classify(path: Path) -> tuple[FileKind, Any]:
         if text.lstrip()[:1] in ("{", "["):  # JSON that is cut short or damaged
             where = f" ({exc})" if isinstance(exc, json.JSONDecodeError) else ""
             raise EngineFormatError(
-                f"{path}: damaged or cut-off JSON{where}; write it again (a run that was "
-                "stopped leaves it incomplete)"
+                f"{path}: damaged or cut-off JSON{where} (a stopped run leaves it "
+                f"incomplete: write it again); expected {EXPECTED_LAYER_JSON}"
             ) from None
         raise EngineFormatError(
             f"{path}: neither JSON nor a trtexec log; expected {EXPECTED_LAYER_JSON}"
