@@ -37,7 +37,6 @@ import logging
 import math
 import os
 import socket
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,12 +48,7 @@ from PySide6.QtCore import QStandardPaths
 from designer.core.document import Document
 from designer.core.io import write_model
 from designer.core.io.atomic import pid_alive, write_atomic
-from designer.core.io.companion import (
-    LayoutFileError,
-    companion_path,
-    load_positions,
-    positions_to_json,
-)
+from designer.core.io.companion import LayoutFileError, apply_layout, positions_to_json
 from designer.core.view_groups import all_view_groups, set_view_groups
 
 logger = logging.getLogger(__name__)
@@ -248,18 +242,10 @@ def load_layout(entry: RecoveryEntry, doc: Document) -> int | None:
     for scope_id in all_view_groups(doc):
         set_view_groups(doc, scope_id, [])
     try:
-        with tempfile.TemporaryDirectory(prefix="onnx-designer-recovery-") as folder:
-            stand_in = Path(folder) / entry.model.name  # the reader takes a model's path
-            layout_file = companion_path(stand_in)
-            layout_file.write_text(json.dumps(layout), encoding="utf-8")
-            try:
-                return load_positions(doc, stand_in)
-            except LayoutFileError as exc:
-                reason = str(exc).replace(str(layout_file), str(meta_path))
-                raise LayoutFileError(reason) from None
-    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+        return apply_layout(doc, layout, meta_path)
+    except LayoutFileError:
         doc.clear_positions()
-        raise LayoutFileError(f"{meta_path}: layout of the recovery copy ignored ({exc})") from None
+        raise
 
 
 def claim(entry: RecoveryEntry) -> bool:

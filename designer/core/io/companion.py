@@ -140,13 +140,23 @@ def load_positions(doc: Document, model_path: Path) -> int:
         return 0
     try:
         data = _parse(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LayoutFileError(f"{path}: layout file ignored ({exc})") from None
+    return apply_layout(doc, data, path)
+
+
+def apply_layout(doc: Document, data: object, where: Path) -> int:
+    """Give ``doc`` the layout ``data`` (the parsed contents of a layout file, e.g. one a
+    recovery entry holds; ``where`` names it in errors): as :func:`load_positions` does
+    after reading the file. Raises LayoutFileError when it is not a layout."""
+    try:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError("not an onnx-designer layout file")
         scopes = data["scopes"]
         if not isinstance(scopes, dict):
             raise ValueError("'scopes' is not an object")
-    except (OSError, ValueError, KeyError) as exc:
-        raise LayoutFileError(f"{path}: layout file ignored ({exc})") from None
+    except (ValueError, KeyError) as exc:
+        raise LayoutFileError(f"{where}: layout file ignored ({exc})") from None
     by_label = {scope_label(doc, s.id): s for s in doc.scopes()}
     restored = 0
     for label, entries in scopes.items():
