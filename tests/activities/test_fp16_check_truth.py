@@ -29,7 +29,7 @@ from designer.activities.fp16_check import (
 )
 from designer.activities.fp16_emulate import Probe
 from designer.activities.numerics import CheckOptions, convert_and_check
-from designer.commands.transform_commands import _ort_detail, _split_ort_log
+from designer.commands.fp16_messages import ort_detail, split_ort_log
 from designer.core.transforms import convert_to_fp16
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -191,10 +191,10 @@ def test_ort_log_records_are_split_from_other_stderr_text() -> None:
         "Input shape:{1,6}, requested shape:{4,3}\n\x1b[m\n"
     )
     plain = "2026-12-02 01:50:19.1 [W:onnxruntime:, graph.cc:1 F] unused initializer\n"
-    rest, records = _split_ort_log("a warning of ours\n" + record + plain + "last\n")
+    rest, records = split_ort_log("a warning of ours\n" + record + plain + "last\n")
     assert rest == "a warning of ours\nlast\n" and len(records) == 2
-    assert _ort_detail(records[:1]) == (
+    assert ort_detail(records[:1]) == (
         "Reshape node 'rs': input_shape_size == requested_shape_size was false. "
         "Input shape:{1,6}, requested shape:{4,3}"
     )
-    assert _ort_detail([]) == ""
+    assert ort_detail([]) == ""
