@@ -188,6 +188,26 @@ def test_show_command_after_the_choice_changed_asks_for_check(
     dialog.close()
 
 
+def test_a_successful_check_clears_the_press_check_status(
+    window: MainWindow, qtbot: QtBot, model: Path
+) -> None:
+    """The red "press Check again" of a Show Command before Check does not outlive the
+    Check that answers it; a locally disabled Deploy says TensorRT, not onnxruntime."""
+    dialog = checked_dialog(window, qtbot, model, profile=False)
+    dialog.trt_form.custom.setText(str(STANDIN.with_name("other-trtexec")))
+    dialog.show_command()
+    assert "press Check again" in dialog.status.text()
+    dialog.trt_form.custom.setText(str(STANDIN))
+    dialog.check(deploy=False)
+    qtbot.waitUntil(lambda: dialog.job is None, timeout=30_000)
+    assert "Check" not in dialog.status.text()
+    assert dialog.status.styleSheet() == ""
+    assert not dialog.deploy_button.isEnabled()
+    tip = dialog.deploy_button.toolTip()
+    assert "TensorRT" in tip and "onnxruntime" not in tip
+    dialog.close()
+
+
 # --- 3. Load Profile… with another engine's profile ---------------------------------------
 def _engine_tab(window: MainWindow, graph: Path) -> EngineTab:
     window.open_files([graph])

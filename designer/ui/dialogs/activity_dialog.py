@@ -57,6 +57,8 @@ class ActivityDialog(QDialog):
 
     TITLE = "Profile with ONNX Runtime"
     SIZE = (760, 700)  # fits a 1366×768 screen with the window frame
+    #: The Deploy button's tooltip on this machine, where it is disabled.
+    LOCAL_DEPLOY_TIP = "Local runs use this Python and its onnxruntime; nothing is deployed"
 
     def __init__(self, window: MainWindow | None, model: Path | None = None) -> None:
         super().__init__(window)
@@ -207,6 +209,7 @@ class ActivityDialog(QDialog):
         ok, password = self._password(conn)
         if not ok:
             return None
+        self.show_status("")  # what it said (e.g. "press Check first") is about to be stale
         token = CancelToken()
         job = start_job_with(
             lambda _r, _c: self.check_work(conn, password, deploy, token),
@@ -309,9 +312,7 @@ class ActivityDialog(QDialog):
         local = self.connection() is None
         self.deploy_button.setEnabled(not local and self.job is None)
         self.deploy_button.setToolTip(
-            "Local runs use this Python and its onnxruntime; nothing is deployed"
-            if local
-            else "Install what is missing or outdated on the target"
+            self.LOCAL_DEPLOY_TIP if local else "Install what is missing or outdated on the target"
         )
 
     def _finished(self, outcome: Outcome) -> None:

@@ -41,6 +41,10 @@ class TrtDialog(ActivityDialog):
     """``profile=False``: Export TensorRT Engine; ``True``: Profile with TensorRT."""
 
     SIZE = (980, 720)  # fits a 1366×768 screen with the window frame
+    LOCAL_DEPLOY_TIP = (
+        "Local runs use this machine's TensorRT (trtexec, or the one chosen below); "
+        "nothing is deployed"
+    )
 
     def __init__(
         self, window: MainWindow | None, model: Path | None = None, profile: bool = False
