@@ -197,6 +197,11 @@ def test_cli_report_and_errors(tmp_path: Path) -> None:
     bad = _cli("report", TINY)
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1
     assert "an ONNX model, not a profile; expected an ONNX Runtime profile JSON" in bad.stderr
+    layers = next(TREX.rglob("*.graph.json"))  # a layer JSON is named, with what to do
+    wrong = _cli("report", layers)
+    assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1
+    assert "a TensorRT layer JSON (--exportLayerInfo), not a profile" in wrong.stderr
+    assert "--with" in wrong.stderr and "onnx-designer engine" in wrong.stderr
     assert _cli("report", OPT_ALL, "--iter-start", "9").returncode == 1
     assert _cli("report", OPT_ALL, "--reports", "nope").returncode == 2
     assert _cli("report", OPT_ALL, "--formats", "xml").returncode == 2

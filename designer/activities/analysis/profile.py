@@ -170,6 +170,16 @@ def profile_name(path: Path) -> str:
     return name.replace(" ", "_") or "profile"
 
 
+def _not_a_profile(head: str) -> str:
+    """What a JSON file that is no profile is, as far as its start tells, and what to do."""
+    if '"Layers"' in head or '"Bindings"' in head:
+        return (
+            "a TensorRT layer JSON (--exportLayerInfo), not a profile: give it with --with "
+            "beside a profile, or explore it with `onnx-designer engine info|report`"
+        )
+    return "JSON, but not a profile"
+
+
 def _sniff(path: Path) -> str:
     """ "ort", "trt" or raises NotAProfileError (one line)."""
     if path.suffix.lower() == ".onnx":
@@ -186,7 +196,7 @@ def _sniff(path: Path) -> str:
             return "ort"
         if any(k in text[:4096] for k in ('"averageMs"', '"timeMs"', '"count"')):
             return "trt"
-        raise NotAProfileError(f"{path}: JSON, but not a profile; expected {EXPECTED}")
+        raise NotAProfileError(f"{path}: {_not_a_profile(text[:4096])}; expected {EXPECTED}")
     from designer.activities.reports.trtexec_log import is_trtexec_log
 
     if is_trtexec_log(text):
