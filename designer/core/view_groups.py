@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
+import onnx
+
 from designer.core.document import Document
 from designer.core.errors import DesignerError
 from designer.core.scope import ScopeId
@@ -82,6 +84,47 @@ def add_view_group(doc: Document, scope_id: ScopeId, name: str, keys: Iterable[i
     group = ViewGroup(text, chosen)
     _TABLES.setdefault(doc, {}).setdefault(scope_id, []).append(group)
     return group
+
+
+def constants_feeding_only(doc: Document, scope_id: ScopeId, keys: Iterable[int]) -> list[int]:
+    """The Constant nodes of the scope, not among ``keys``, whose outputs only nodes of
+    ``keys`` read (at least one, none a graph output; a value read inside a node's subgraph
+    is read by that node): what a hand group of ``keys`` takes along when Constants are not
+    drawn, so that a rubber band around a module's drawn nodes groups the whole module.
+    O(nodes)."""
+    scope = doc.scope(scope_id)
+    chosen = set(keys)
+    readers: dict[str, set[int]] = {}
+    constants: list[tuple[int, list[str]]] = []
+    for key, node in scope.nodes():
+        for name in (*node.input, *_subgraph_reads(node)):
+            if name:
+                readers.setdefault(name, set()).add(key)
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and key not in chosen:
+            constants.append((key, [o for o in node.output if o]))
+    outputs = set(scope.output_names())
+    taken: list[int] = []
+    for key, names in constants:
+        if not names or not outputs.isdisjoint(names):
+            continue
+        read = set().union(*(readers.get(n, set()) for n in names))
+        if read and read <= chosen:
+            taken.append(key)
+    return taken
+
+
+def _subgraph_reads(node: onnx.NodeProto) -> set[str]:
+    """Every value name the subgraphs of ``node`` read (to any depth)."""
+    graphs = [a.g for a in node.attribute if a.HasField("g")]
+    graphs.extend(g for a in node.attribute for g in a.graphs)
+    names: set[str] = set()
+    while graphs:
+        graph = graphs.pop()
+        for inner in graph.node:
+            names.update(inner.input)
+            graphs.extend(a.g for a in inner.attribute if a.HasField("g"))
+            graphs.extend(g for a in inner.attribute for g in a.graphs)
+    return names
 
 
 def remove_view_group(doc: Document, scope_id: ScopeId, name: str) -> bool:

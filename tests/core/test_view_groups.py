@@ -19,6 +19,7 @@ from designer.core.scope import MAIN_SCOPE
 from designer.core.view_groups import (
     ViewGroupError,
     add_view_group,
+    constants_feeding_only,
     remove_view_group,
     view_groups,
 )
@@ -112,3 +113,47 @@ def test_focus_graph_is_one_layer_with_border_stubs() -> None:
     # the hidden state comes in from layers.2 and goes out to layers.4
     assert any(n.kind is NodeKind.INPUT for n in stubs.values())
     assert any(n.kind is NodeKind.OUTPUT for n in stubs.values())
+
+
+def test_constants_go_with_the_nodes_that_alone_read_them() -> None:
+    """Taken: a Constant read only by chosen nodes, also from inside a chosen If's branch.
+    Left: one read by an unchosen node too, one that is a graph output, one nobody reads."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    def const(name: str) -> onnx.NodeProto:
+        value = helper.make_tensor(name, TensorProto.FLOAT, [], [1.0])
+        return helper.make_node("Constant", [], [name], name=f"c_{name}", value=value)
+
+    branch = helper.make_graph(
+        [helper.make_node("Add", ["x", "inner"], ["b"], name="in_branch")],
+        "branch",
+        [],
+        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1])],
+    )
+    nodes = [
+        const("a"),
+        const("inner"),
+        const("both"),
+        const("out"),
+        const("unread"),
+        helper.make_node("Add", ["x", "a"], ["y1"], name="add1"),
+        helper.make_node("Add", ["y1", "both"], ["y2"], name="add2"),
+        helper.make_node("Greater", ["y2", "x"], ["cond"], name="gt"),
+        helper.make_node("If", ["cond"], ["y3"], name="if", then_branch=branch, else_branch=branch),
+        helper.make_node("Mul", ["y3", "both"], ["y4"], name="mul_outside"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y4", "out")],
+    )
+    from designer.core.document import Document
+
+    doc = Document(helper.make_model(graph))
+    scope = doc.scope()
+    key = {scope.node(k).name: k for k in scope.keys}
+    chosen = [key[n] for n in ("add1", "add2", "gt", "if")]
+    taken = {scope.node(k).name for k in constants_feeding_only(doc, MAIN_SCOPE, chosen)}
+    assert taken == {"c_a", "c_inner"}

@@ -11,12 +11,14 @@ from pathlib import Path
 
 from helpers.gui import explorer_panel
 from PySide6.QtWidgets import QMenu
+from pytestqt.qtbot import QtBot
 
 from designer.core.collapse import group_key
 from designer.core.io.companion import companion_path
 from designer.ui.canvas.collapse_view import expand_group, hierarchy_of
 from designer.ui.canvas.focus_view import focus_of, set_focus
 from designer.ui.canvas.hand_groups import group_selection, ungroup
+from designer.ui.main_window import MainWindow
 from tests.helpers.gui import open_model
 from tests.helpers.shared import model
 
@@ -123,3 +125,39 @@ def test_the_menu_asks_a_name_and_the_explorer_shows_the_group(window, qtbot, mo
     tool.ask_and_ungroup(window, view, GROUP)
     assert not panel.model.group_row(GROUP).isValid()
     assert panel.model.group_row(MLP).isValid()
+
+
+def test_a_rubber_band_around_a_module_takes_its_undrawn_constants(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Constants are not drawn (by default), so a rubber band around a module selects its
+    drawn nodes only; the group still takes the Constants only they read, and so the whole
+    module moves under it. A Constant that something outside reads stays where it is."""
+    path = tmp_path / "llama.onnx"
+    shutil.copyfile(model("llama_24l_h64.torchscript.onnx"), path)
+    tab = open_model(window, path, qtbot)
+    view, doc = tab.view, tab.session.doc
+    module = "m/model/layers.3/self_attn"
+    hierarchy = hierarchy_of(view.canvas)
+    while module not in hierarchy.by_id:
+        expand_group(view, next(g for g in view.canvas.collapsed if module.startswith(g)))
+        hierarchy = hierarchy_of(view.canvas)
+    keys = hierarchy.by_id[module].keys()
+    scope = doc.scope()
+    constants = {k for k in keys if scope.node(k).op_type == "Constant"}
+    drawn = [k for k in keys if k in view.canvas.node_items]
+    assert constants and not constants & set(drawn) and len(drawn) + len(constants) == len(keys)
+    view.select_keys(drawn)
+    gid = group_selection(view, "band")
+    group = hierarchy_of(view.canvas).by_id[gid]
+    assert set(group.keys()) == set(keys)
+    assert module not in hierarchy_of(view.canvas).by_id  # moved under the hand group
+    assert ungroup(view, gid)
+    # a Constant read outside the selection is not taken
+    from designer.core.view_groups import constants_feeding_only
+
+    reader = {n: k for k in drawn for n in scope.node(k).input}
+    shared = next(k for k in constants if scope.node(k).output[0] in reader)
+    fewer = [k for k in drawn if k != reader[scope.node(shared).output[0]]]
+    assert shared not in constants_feeding_only(doc, view.canvas.scope_id, fewer)
+    assert not doc.modified

@@ -9,7 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from designer.core.hierarchy import Hierarchy
-from designer.core.view_groups import VIEW_KIND, add_view_group, remove_view_group
+from designer.core.view_groups import (
+    VIEW_KIND,
+    add_view_group,
+    constants_feeding_only,
+    remove_view_group,
+)
 from designer.ui.canvas.collapse_view import collapse_group, expand_group, hierarchy_of, redraw
 
 if TYPE_CHECKING:
@@ -39,11 +44,15 @@ def _rebuild_hierarchy(view: CanvasView) -> tuple[Hierarchy, Hierarchy]:
 
 
 def group_selection(view: CanvasView, name: str) -> str:
-    """Make hand group ``name`` of the selected nodes and draw it collapsed; returns its id.
+    """Make hand group ``name`` of the selected nodes (with the undrawn Constants only they
+    read) and draw it collapsed; returns its id.
     Raises ViewGroupError (nothing changed) for a bad name or an empty selection."""
     view.flush()
     scene = view.canvas
-    add_view_group(scene.doc, scene.scope_id, name, view.selected_keys())
+    keys = view.selected_keys()
+    if not scene.show_constants:  # the Constants only they read go with them, undrawn
+        keys += constants_feeding_only(scene.doc, scene.scope_id, keys)
+    add_view_group(scene.doc, scene.scope_id, name, keys)
     _old, new = _rebuild_hierarchy(view)
     text = name.strip()
     group = next(g for g in new.groups() if g.kind == VIEW_KIND and g.view_name == text)
