@@ -40,6 +40,7 @@ from designer.activities.fp16_emulate import (
     rounding_survives,
 )
 from designer.activities.fp16_metrics import NonFinite
+from designer.activities.ort_errors import error_line
 from designer.core.tensor_sizes import tensor_nbytes
 from designer.core.transforms.typeinfo import elem_type, infer_scope_types
 
@@ -122,11 +123,6 @@ def small_for_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray])
     )
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:300]
-
-
 def run_half(
     model16: onnx.ModelProto,
     feeds: Mapping[str, np.ndarray],
@@ -155,7 +151,7 @@ def run_half(
             label = EMULATE_LABEL.format(half=half)
             return HalfRun(outputs, "emulate", label, reason, emu, fed)
         except Exception as exc:  # EmulationError, or what ORT raises on the emulation
-            why_not = f"emulation failed ({_first_line(exc)})"
+            why_not = f"emulation failed ({error_line(exc)})"
             if backend == "emulate":
                 raise HalfRunError(why_not) from None
     if backend == "reference" or (backend == "auto" and small_for_reference(model16, feeds)):
@@ -163,8 +159,8 @@ def run_half(
             outputs = run_reference(model16, feeds, base_dir)
         except Exception as exc:
             if backend == "reference":
-                raise HalfRunError(f"the reference evaluator failed ({_first_line(exc)})") from None
-            why_not += f"; reference evaluator failed ({_first_line(exc)})"
+                raise HalfRunError(f"the reference evaluator failed ({error_line(exc)})") from None
+            why_not += f"; reference evaluator failed ({error_line(exc)})"
         else:
             reason = "requested" if backend == "reference" else why_not + "; the model is small"
             return HalfRun(outputs, "reference", REFERENCE_LABEL, reason, None, dict(feeds))
@@ -174,7 +170,7 @@ def run_half(
         outputs = run_model(model16, feeds, base_dir)
     except Exception as exc:
         raise HalfRunError(
-            f"onnxruntime cannot run the converted model ({_first_line(exc)})"
+            f"onnxruntime cannot run the converted model ({error_line(exc)})"
         ) from None
     reason = "requested" if backend == "ort" else why_not
     reason += "; float32 where it lacks float16 kernels, so overflow may go unseen"

@@ -41,6 +41,7 @@ from designer.activities.fp16_metrics import (
 from designer.activities.fp16_metrics import (
     NonFinite as NonFinite,  # re-exported
 )
+from designer.activities.ort_errors import error_line
 from designer.core.errors import DesignerError
 from designer.core.io.external import (
     ExternalRef,
@@ -100,11 +101,15 @@ def run_model(
     providers: Sequence[str] = ("CPUExecutionProvider",),
     optimize: bool = True,
 ) -> dict[str, np.ndarray]:
-    """Run ``model`` once in onnxruntime; every output by name. Raises what ORT raises."""
+    """Run ``model`` once in onnxruntime; every output by name. Raises what ORT raises;
+    ORT writes nothing to stderr."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    options.log_severity_level = 3
+    # fatal only: ORT's C++ log would print a failure on stderr (the GUI's too) past
+    # Python; the exception says it all (:func:`designer.activities.ort_errors.error_line`).
+    # A run logs at the session's level.
+    options.log_severity_level = 4
     if not optimize:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     with _model_path(model, base_dir) as source:
@@ -279,7 +284,7 @@ class _Checker:
         except ImportError as exc:
             self.skipped = f"onnxruntime is not available ({exc})"
         except Exception as exc:
-            self.skipped = f"onnxruntime cannot run the original model ({_first_line(exc)})"
+            self.skipped = f"onnxruntime cannot run the original model ({error_line(exc)})"
 
     def intermediates(self) -> dict[str, np.ndarray]:
         """Every main-graph node output of the original (once; empty if ORT cannot)."""
@@ -332,14 +337,9 @@ class _Checker:
                     self.original_nodes,
                 )
             except Exception as exc:  # the check itself stands; say why the search did not
-                report.backend_reason += f"; Inf/NaN search failed ({_first_line(exc)})"
+                report.backend_reason += f"; Inf/NaN search failed ({error_line(exc)})"
         report.seconds = time.perf_counter() - start
         return report
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:300]
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any
 
 import onnx
 
-from designer.commands.fp16_messages import check_not_run, ort_log_held
+from designer.commands.fp16_messages import check_not_run
 
 
 def _prepare(args: argparse.Namespace) -> onnx.ModelProto:
@@ -201,10 +201,7 @@ def _fp16(args: argparse.Namespace) -> int:
         if args.no_check and _has_external(model):  # nothing runs the result: stream it
             return _fp16_streamed(args, model, options, source_dir, labels)
         try:
-            with ort_log_held(not args.verbose) as ort_log:
-                outcome = convert_and_check(
-                    model, options, source_dir, check, progress=_progress(args)
-                )
+            outcome = convert_and_check(model, options, source_dir, check, progress=_progress(args))
         except OutOfMemoryError as exc:
             if not _has_external(model):
                 raise
@@ -219,7 +216,7 @@ def _fp16(args: argparse.Namespace) -> int:
     _emit(args, outcome.result.log.to_json(), outcome.result.log.text(), saved)
     report = outcome.report
     if check.enabled and report.skipped is not None:  # not run is not passed
-        print(check_not_run(args, model, report.skipped, ort_log), file=sys.stderr)
+        print(check_not_run(args, model, report.skipped), file=sys.stderr)
         return 1
     if report.skipped is None and not report.passed:
         failed = "; ".join(

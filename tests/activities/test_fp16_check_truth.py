@@ -5,7 +5,8 @@
   auto-block keeps Exp and Log in float32 and passes, exactly as for the named model, and
   the written model keeps its nodes unnamed.
 - A check onnxruntime cannot run on the random inputs exits 1 with one line saying why and
-  what to do; ORT's own log does not reach stderr.
+  what to do; ORT's own log does not reach stderr, in the CLI or in process (the GUI): the
+  sessions log fatal errors only and the exception's text, in one line, says why.
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ from onnx import TensorProto, helper, numpy_helper
 
 from designer.activities.fp16_check import (
     ALREADY_FLOAT32,
+    HalfRunError,
     _blame,
     _HalfValues,
     clear_labels,
     label_unnamed_nodes,
+    run_half,
 )
 from designer.activities.fp16_emulate import Probe
-from designer.activities.numerics import CheckOptions, convert_and_check
-from designer.commands.fp16_messages import ort_detail, split_ort_log
+from designer.activities.numerics import CheckOptions, convert_and_check, run_model
+from designer.activities.ort_errors import MAX_CHARS, error_line, failed_on_inputs
 from designer.core.transforms import convert_to_fp16
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,20 +184,52 @@ def test_cli_check_that_could_not_run_exits_1_with_what_to_do(tmp_path: Path) ->
     assert fitting.returncode == 1 and "numerical check failed for y" in fitting.stderr
 
 
-def test_ort_log_records_are_split_from_other_stderr_text() -> None:
-    record = (
-        "\x1b[1;31m2026-12-02 01:50:18.696015378 [E:onnxruntime:, sequential_executor.cc:677 "
-        "ExecuteKernel] Non-zero status code returned while running Reshape node. Name:'rs' "
-        "Status Message: /onnxruntime_src/onnxruntime/core/providers/cpu/tensor/"
-        "reshape_helper.h:91 onnxruntime::ReshapeHelper::ReshapeHelper(const "
-        "onnxruntime::TensorShape&, bool) input_shape_size == requested_shape_size was false. "
-        "Input shape:{1,6}, requested shape:{4,3}\n\x1b[m\n"
-    )
-    plain = "2026-12-02 01:50:19.1 [W:onnxruntime:, graph.cc:1 F] unused initializer\n"
-    rest, records = split_ort_log("a warning of ours\n" + record + plain + "last\n")
-    assert rest == "a warning of ours\nlast\n" and len(records) == 2
-    assert ort_detail(records[:1]) == (
-        "Reshape node 'rs': input_shape_size == requested_shape_size was false. "
-        "Input shape:{1,6}, requested shape:{4,3}"
-    )
-    assert ort_detail([]) == ""
+RESHAPE_LINE = (
+    "Reshape node 'rs': input_shape_size == requested_shape_size was false. The input tensor "
+    "cannot be reshaped to the requested shape. Input shape:{1,6}, requested shape:{4,3}"
+)
+
+
+def ort_error(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> Exception:
+    """What onnxruntime raises loading or running ``model`` on ``feeds``."""
+    with pytest.raises(Exception) as caught:
+        run_model(model, feeds)
+    assert "[ONNXRuntimeError]" in str(caught.value)
+    return caught.value
+
+
+def test_an_ort_exception_becomes_one_short_line() -> None:
+    failed = ort_error(skip_model(), {"x": np.ones((1, 6), np.float32)})
+    assert "reshape_helper.h:91" in str(failed)  # ORT says where in its C++ source
+    assert error_line(failed) == RESHAPE_LINE and failed_on_inputs(RESHAPE_LINE)
+    unnamed = skip_model()
+    unnamed.graph.node[2].name = ""
+    line = error_line(ort_error(unnamed, {"x": np.ones((1, 6), np.float32)}))
+    assert line.startswith("Reshape node (unnamed): input_shape_size") and failed_on_inputs(line)
+    # inputs that do not fit the declared shape: the code word stays, the lines are joined
+    dims = error_line(ort_error(exp_log(named=True), {"x": np.ones((1, 16), np.float32)}))
+    assert dims.startswith("INVALID_ARGUMENT: Got invalid dimensions for input: x")
+    assert "index: 0 Got: 1 Expected: 4" in dims and "\n" not in dims and failed_on_inputs(dims)
+    # a model ORT cannot load: no inputs would help
+    custom = exp_log(named=True)
+    custom.graph.node[1].op_type = "Frobnicate"
+    load = error_line(ort_error(custom, {"x": np.ones((4, 16), np.float32)}))
+    assert load.startswith("INVALID_GRAPH: This is an invalid model.") and "Frobnicate" in load
+    assert not failed_on_inputs(load)
+    long = error_line(RuntimeError("x" * 1000))
+    assert len(long) == MAX_CHARS and long.endswith("…")
+    assert error_line(RuntimeError()) == "RuntimeError"
+
+
+def test_a_model_ort_cannot_run_writes_nothing_to_stderr_in_process(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The GUI's path: the check runs in this process, and ORT's C++ log goes to file
+    descriptor 2 past Python's sys.stderr; it must stay quiet."""
+    outcome = convert_and_check(skip_model(), check=CheckOptions())
+    assert outcome.report.skipped == f"onnxruntime cannot run the original model ({RESHAPE_LINE})"
+    with pytest.raises(HalfRunError) as converted:  # the converted side's reason, alike
+        run_half(skip_model(), {"x": np.ones((1, 6), np.float32)}, None, "ort", set())
+    assert str(converted.value) == f"onnxruntime cannot run the converted model ({RESHAPE_LINE})"
+    captured = capfd.readouterr()
+    assert captured.err == "", captured.err
