@@ -9,6 +9,15 @@ the read-only :attr:`CanvasScene.positions`. Nodes without one get a quick place
 their neighbours, written with :meth:`CanvasScene.set_positions` (``Document.set_positions``:
 view state like a companion-file load, not an undo step, but notified as a POSITIONS event
 like every move).
+
+The scene is built in layers (as the canvas view is, see designer.ui.canvas.view_base)::
+
+    QGraphicsScene
+      SceneLinks      positions, geometry arrays, link items and paths, stubs, routes
+                      (designer.ui.canvas.scene_links)
+        CanvasScene   state, node items, building, incremental updates, extent, background;
+                      mixes in SceneMarks: input tags, problem icons, overlays of node items
+                      (designer.ui.canvas.scene_marks, no Qt base)
 """
 
 from __future__ import annotations
@@ -16,29 +25,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from PySide6.QtCore import QObject, QRect, QRectF
-from PySide6.QtGui import QColor, QPainter, QPainterPath
+from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
-from designer.core.analysis import CheckResult, Severity
 from designer.core.document import Document
 from designer.core.focus import is_stub_key
 from designer.core.gcpause import gc_paused
 from designer.core.hierarchy import Hierarchy
 from designer.core.scope import MAIN_SCOPE, ScopeId
-from designer.core.viewgraph import IMPLICIT, ViewEdge, ViewGraph, build_view_graph
+from designer.core.viewgraph import ViewEdge, ViewGraph, build_view_graph
 from designer.ui.canvas import style as st
 from designer.ui.canvas.collapse_view import collapsed_graph
 from designer.ui.canvas.grid import draw_grid
-from designer.ui.canvas.items import EdgeItem, NodeItem, edge_path_xy
-from designer.ui.canvas.lazy import LazyNodeItems, SceneGeometry, input_xy, output_xy
+from designer.ui.canvas.items import EdgeItem, NodeItem
+from designer.ui.canvas.lazy import LazyNodeItems, SceneGeometry
 from designer.ui.canvas.placement import (
     Placement,
     Point,
-    long_links,
     place_missing,
     proxied_inputs,
     stubbed_outputs,
 )
+from designer.ui.canvas.scene_links import SceneLinks
+from designer.ui.canvas.scene_marks import SceneMarks
 
 MARGIN = 400.0
 
@@ -54,7 +63,7 @@ LAZY_NODES = 2_000
 AHEAD = 0.5
 
 
-class CanvasScene(QGraphicsScene):
+class CanvasScene(SceneMarks, SceneLinks):
     """Items for ``doc``'s scope ``scope_id``; call :meth:`rebuild` once positions exist."""
 
     def __init__(
@@ -112,24 +121,6 @@ class CanvasScene(QGraphicsScene):
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
 
     # --- building --------------------------------------------------------------------------
-    @property
-    def edge_items(self) -> dict[ViewEdge, EdgeItem]:
-        """Link items by link; complete (a lazy scene builds the missing ones first)."""
-        if self.lazy:
-            self.complete()
-        return self._edge_items
-
-    @property
-    def edges_pending(self) -> bool:
-        """Whether some drawn links have no item yet (a lazy scene)."""
-        return self.lazy and len(self._edge_items) < len(self.geometry().edges)
-
-    def complete(self) -> None:
-        """Build every link item not built yet (export and whole-scene operations)."""
-        if self.lazy:
-            with gc_paused():
-                self._add_edges(self.geometry().edges)
-
     def build_all(self) -> None:
         """Build every node and link item (select all, whole-scene operations)."""
         self.build_nodes()
@@ -143,40 +134,6 @@ class CanvasScene(QGraphicsScene):
                 for key in self.node_items:
                     if key not in built:
                         self._make_item(key)
-
-    def geometry(self) -> SceneGeometry:
-        """Boxes and link ends as arrays (built on demand, kept up to date by moves)."""
-        if self._geometry is None:
-            with gc_paused():
-                self._geometry = SceneGeometry(
-                    self.node_items.views,
-                    self.node_items.sizes,
-                    self.positions,
-                    self._drawn_links(),
-                    self.routes,
-                )
-        return self._geometry
-
-    def _drawn_links(self) -> list[ViewEdge]:
-        """The links drawn as links (not stubs, not from a proxied input, both ends drawn)."""
-        views, proxied, stubbed, long_links = (
-            self.node_items.views,  # (a dict: its membership test runs in C)
-            self.proxied,
-            self.stubbed,
-            self.long_links,
-        )
-        # (cheap int tests first: hashing a tuple per link costs 0.1 s at 100k)
-        stub_sources = {key for key, _slot in stubbed}
-        long_sources = {e.source for e in long_links} if long_links else set()
-        return [
-            e
-            for e in self.graph.edges
-            if e.source in views
-            and e.target in views
-            and e.source not in proxied
-            and not (e.source in stub_sources and (e.source, e.source_index) in stubbed)
-            and not (e.source in long_sources and e in long_links)
-        ]
 
     def materialize(self, rect: QRectF | None) -> None:
         """Build the node and link items of a lazy scene in ``rect`` and around it (the
@@ -236,14 +193,6 @@ class CanvasScene(QGraphicsScene):
             self.doc.collapsed[self.scope_id] = set(ids)
         else:
             self.doc.collapsed.pop(self.scope_id, None)
-
-    @property
-    def positions(self) -> Mapping[int, Point]:
-        """The document's positions of this scope (read-only: see :meth:`set_positions`);
-        while :attr:`drawn_only` (a quick expand or fold), exact for what is drawn only."""
-        if self.drawn_only:
-            return self.doc.drawn_positions(self.scope_id)
-        return self.doc.positions.get(self.scope_id, {})
 
     def set_positions(self, table: Mapping[int, Point], *, replace: bool = False) -> None:
         """Write positions that are view state, not an undo step (a layout, boxes of
@@ -322,109 +271,6 @@ class CanvasScene(QGraphicsScene):
     def _place_missing(self, sizes: dict[int, tuple[float, float]]) -> None:
         self.set_positions(place_missing(self.graph, self.positions, sizes))
 
-    def _add_edges(self, edges: Iterable[ViewEdge]) -> None:
-        built = self._edge_items
-        for edge in edges:
-            if edge in built or edge.source in self.proxied or self.is_stub(edge):
-                continue
-            if edge.source not in self.node_items or edge.target not in self.node_items:
-                continue
-            item = EdgeItem(edge)
-            item.set_path(self._path_of(edge))
-            self.addItem(item)
-            self._edge_items[edge] = item
-
-    @property
-    def built_edge_items(self) -> dict[ViewEdge, EdgeItem]:
-        """The link items built so far (queued links left out; see :attr:`edge_items`)."""
-        return self._edge_items
-
-    def pending_links(self) -> list[tuple[ViewEdge, QPainterPath]]:
-        """The drawn links that have no item yet, with the path each would get (the image
-        export draws those without building 100k items)."""
-        if not self.lazy:
-            return []
-        built = self._edge_items
-        return [(e, self._path_of(e)) for e in self.geometry().edges if e not in built]
-
-    def _path_of(self, edge: ViewEdge) -> QPainterPath:
-        x0, y0 = self.output_point(edge.source, edge.source_index)
-        x1, y1 = self.input_point(edge.target, edge.target_index)
-        return edge_path_xy(x0, y0, x1, y1, self.routes.get((edge.source, edge.target), ()))
-
-    def output_point(self, key: int, slot: int) -> tuple[float, float]:
-        """Where a link leaves output ``slot`` of node ``key`` (its item's, when built: a
-        dragged item is ahead of the document)."""
-        item = self.node_items.built.get(key)
-        if item is not None:
-            return item.output_xy(slot)
-        nodes = self.node_items
-        return output_xy(self.positions[key], nodes.size(key), nodes.view(key), slot)
-
-    def input_point(self, key: int, slot: int) -> tuple[float, float]:
-        item = self.node_items.built.get(key)
-        if item is not None:
-            return item.input_xy(slot)
-        nodes = self.node_items
-        return input_xy(self.positions[key], nodes.size(key), nodes.view(key), slot)
-
-    def edges_touching(self, keys: Iterable[int]) -> list[ViewEdge]:
-        """Links drawn to or from nodes ``keys`` (built or not)."""
-        if self.lazy:
-            geo = self.geometry()
-            return [geo.edges[r] for r in geo.touching(keys)]
-        chosen = keys if isinstance(keys, set | frozenset | dict) else set(keys)
-        if not chosen:
-            return []
-        return [e for e in self._edge_items if e.source in chosen or e.target in chosen]
-
-    def _set_stubs(
-        self, stubbed: dict[tuple[int, int], str], sizes: dict[int, tuple[float, float]]
-    ) -> None:
-        """Which links are stubs: outputs read widely, and links that are too long as laid
-        out now (decided when the scene is built; moving nodes later changes neither)."""
-        self.stubbed = stubbed
-        self.long_links = long_links(
-            self.graph,
-            self.positions,
-            sizes,
-            lambda e: e.source in self.proxied or (e.source, e.source_index) in stubbed,
-        )
-        self.stub_sources = {tensor: key for (key, _slot), tensor in stubbed.items()}
-        self.stub_sources.update({e.tensor: e.source for e in self.long_links})
-
-    def is_stub(self, edge: ViewEdge) -> bool:
-        """Whether ``edge`` is drawn as a stub above its reader (not as a link)."""
-        return (edge.source, edge.source_index) in self.stubbed or edge in self.long_links
-
-    def _set_tags(self, edges: Iterable[ViewEdge], clear: Iterable[int] = ()) -> None:
-        """Graph-input proxies and stubs above the inputs they feed: (slot, tensor, stub)."""
-        tags: dict[int, list[tuple[int, str, bool]]] = {key: [] for key in clear}
-        proxied, stubbed, long_links = self.proxied, self.stubbed, self.long_links
-        if not (proxied or stubbed or long_links) and not tags:
-            return  # nothing to tag (is_stub inlined below: this loop sees every link)
-        sources = proxied.keys() | {key for key, _slot in stubbed}
-        for edge in edges:
-            if edge.source not in sources and not (long_links and edge in long_links):
-                continue  # (the common case, decided on one int)
-            slot = edge.target_index
-            if slot == IMPLICIT:  # read inside a subgraph: no input slot to put a tag over
-                continue
-            name = proxied.get(edge.source)
-            if name is not None:
-                tags.setdefault(edge.target, []).append((slot, name, False))
-            elif (edge.source, edge.source_index) in stubbed or edge in long_links:
-                tags.setdefault(edge.target, []).append((slot, edge.tensor, True))
-        built, stored = self.node_items.built, self._tags
-        for key, entries in tags.items():
-            if entries:
-                stored[key] = entries
-            else:
-                stored.pop(key, None)
-            item = built.get(key)
-            if item is not None and (entries or item.tags):
-                item.set_tags(entries)
-
     # --- incremental updates --------------------------------------------------------------
     def refresh(self) -> set[int]:
         """Bring the items in line with the document (nodes, links, terminals, names).
@@ -494,22 +340,6 @@ class CanvasScene(QGraphicsScene):
             full.update(sizes)
             self.set_positions(place_missing(self.graph, self.positions, full))
 
-    def _drop_edge(self, edge: ViewEdge) -> None:
-        item = self._edge_items.pop(edge, None)
-        if item is not None:
-            self.removeItem(item)
-
-    def update_edges(
-        self, keys: Iterable[int] | None = None, edges: list[ViewEdge] | None = None
-    ) -> None:
-        """Recompute the paths of links touching ``keys`` (a moved or resized node), or of
-        ``edges`` when the caller knows them (a drag computes them once)."""
-        built = self._edge_items
-        for edge in edges if edges is not None else self.edges_touching(keys or ()):
-            item = built.get(edge)
-            if item is not None:  # (a lazy scene builds the others with their new path)
-                item.set_path(self._path_of(edge))
-
     def positions_changed(self, keys: Iterable[int]) -> None:
         """Move items to the document's positions of ``keys`` (after MoveNodes or undo)."""
         table = self.positions
@@ -542,74 +372,6 @@ class CanvasScene(QGraphicsScene):
         self.update_scene_rect()
         self.generation += 1
         self.materialize(self.visible_hint)
-
-    def forget_routes(self, keys: Iterable[int]) -> None:
-        """Links of moved nodes no longer follow the layout's bend points."""
-        if self.routes:
-            for edge in self.edges_touching(keys):
-                self.routes.pop((edge.source, edge.target), None)
-
-    def set_routes(self, routes: dict[tuple[int, int], list[Point]]) -> None:
-        self.routes = dict(routes)
-        self._geometry = None
-        self.update_edges(edges=list(self._edge_items))
-
-    # --- diagnostics ------------------------------------------------------------------------
-    def set_check_result(self, result: CheckResult | None) -> None:
-        """Problem icons from the type checker's diagnostics (only changed items repaint)."""
-        problems: dict[int, tuple[int, list[str]]] = {}
-        for d in result.diagnostics if result is not None else ():
-            if d.node_key is None or d.scope != self.scope_id or d.severity < Severity.WARNING:
-                continue
-            level, texts = problems.setdefault(d.node_key, (0, []))
-            texts.append(f"{d.severity.label}: {d.message}")
-            problems[d.node_key] = (max(level, 2 if d.severity >= Severity.ERROR else 1), texts)
-        new = {k: (lvl, "\n".join(t[:6])) for k, (lvl, t) in problems.items()}
-        touched = set(new) | set(self._problems)
-        self._problems = new
-        built = self.node_items.built
-        self._apply_problems({k: built[k] for k in touched if k in built})
-
-    def _apply_problems(self, items: dict[int, NodeItem]) -> None:
-        for key, item in items.items():
-            level, text = self._problems.get(key, (0, ""))
-            item.set_problem(level, text)
-
-    # --- profile overlay ------------------------------------------------------------------
-    def set_overlay(self, shares: dict[int, float] | None) -> None:
-        """Tint nodes by their share of time (key -> 0..1); colours are relative to the
-        hottest node, labels show the share itself. None (or empty) clears the overlay."""
-        touched = set(self._overlay)
-        self._overlay, self._overlay_fills = {}, {}
-        if shares:
-            top = max(shares.values()) or 1.0
-            self._overlay = {k: (v / top, f"{100.0 * v:.1f}%") for k, v in shares.items()}
-        touched |= set(self._overlay)
-        built = self.node_items.built
-        self._apply_overlay({k: built[k] for k in touched if k in built})
-
-    def set_diff_overlay(self, changes: dict[int, tuple[float, str]] | None) -> None:
-        """Comparison overlay: key -> (change -1..1, label); faster (negative) green, slower
-        (positive) red, the strength by the size of the change. None clears it."""
-        from designer.ui.canvas.items import diff_color
-
-        touched = set(self._overlay)
-        self._overlay = {k: (abs(c), label) for k, (c, label) in (changes or {}).items()}
-        self._overlay_fills = {k: diff_color(c) for k, (c, _l) in (changes or {}).items()}
-        touched |= set(self._overlay)
-        built = self.node_items.built
-        self._apply_overlay({k: built[k] for k in touched if k in built})
-
-    def _apply_overlay(self, items: dict[int, NodeItem]) -> None:
-        for key, item in items.items():
-            heat, label = self._overlay.get(key, (-1.0, ""))
-            item.set_heat(heat, label, self._overlay_fills.get(key))
-
-    def overlay_keys(self) -> set[int]:
-        return set(self._overlay)
-
-    def problem_keys(self) -> set[int]:
-        return set(self._problems)
 
     # --- extent and background ---------------------------------------------------------------
     def content_rect(self) -> QRectF:
