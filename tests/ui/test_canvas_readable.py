@@ -18,7 +18,8 @@ from designer.ui.canvas import readable
 from designer.ui.canvas import style as st
 from designer.ui.main_window import MainWindow
 
-REAL = ["squeezenet1_0.torchscript.onnx", "googlenet.dynamo.onnx"]
+#: the dynamo Llama's two inputs lie further apart than the view is wide
+REAL = ["squeezenet1_0.torchscript.onnx", "googlenet.dynamo.onnx", "llama_24l_h64.dynamo.onnx"]
 
 
 def visible(tab: object) -> QRectF:
@@ -37,6 +38,9 @@ def test_first_view_is_legible_and_starts_at_the_inputs(
     shown = visible(tab)
     inputs = [i for i in view.canvas.node_items.values() if i.view.kind == NodeKind.INPUT]
     assert inputs and any(shown.contains(i.sceneBoundingRect().center()) for i in inputs)
+    first = view.canvas.graph.nodes[0]  # the first graph input in the model's order
+    assert first.kind == NodeKind.INPUT
+    assert shown.contains(view.canvas.node_items[first.key].sceneBoundingRect())
     assert not shown.contains(view.canvas.content_rect())  # a tall graph: not squeezed in
     view.fit_to_view()
     assert visible(tab).contains(view.canvas.content_rect())  # F still fits everything

@@ -8,6 +8,7 @@ that boxes carry no text, a legend names the category colours they are drawn in.
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 
@@ -34,17 +35,47 @@ def first_view(
     width, height = viewport.width() / zoom, viewport.height() / zoom
     top = content.top() - MARGIN / zoom
     band = top + height
-    # Centre on the boxes in the first screenful (the graph inputs and what follows them),
-    # clamped so that the view does not leave the graph's sides.
-    boxes = canvas.geometry().boxes  # (no items: a big scene builds them as they show)
+    # Centre on the boxes in the first screenful (the graph inputs and what follows them);
+    # when they are wider than the view, on the graph inputs, and when those are too, start
+    # at the first input. Clamped so that the view does not leave the graph's sides.
+    geometry = canvas.geometry()  # (no items: a big scene builds them as they show)
+    boxes = geometry.boxes
     first = (boxes[:, 1] < band) & (boxes[:, 1] + boxes[:, 3] > content.top())
     xs = boxes[first, 0] + boxes[first, 2] / 2
     x = (float(xs.min()) + float(xs.max())) / 2 if len(xs) else content.center().x()
+    if len(xs) and float(xs.max()) - float(xs.min()) > width * 0.9:
+        x = _on_inputs(canvas, boxes[first], geometry.rows, boxes, width, MARGIN / zoom, x)
     if content.width() > width:
         x = min(max(x, content.left() + width / 2), content.right() - width / 2)
     else:
         x = content.center().x()
     return zoom, QPointF(x, top + height / 2)
+
+
+def _on_inputs(
+    canvas: CanvasScene,
+    band: np.ndarray,
+    rows: dict[int, int],
+    boxes: np.ndarray,
+    width: float,
+    margin: float,
+    x: float,
+) -> float:
+    """The first view's centre x when its first screenful (``band``: its boxes) is wider
+    than the view: the middle of the graph inputs if they fit in it, else where the first
+    input (in the model's order) and the boxes just left of it, within a third of the view,
+    start ``margin`` in from the view's left; ``x`` when there is no input."""
+    found = [rows[n.key] for n in canvas.graph.nodes if n.kind is NodeKind.INPUT and n.key in rows]
+    if not found:
+        return x
+    lefts, rights = boxes[found, 0], boxes[found, 0] + boxes[found, 2]
+    if float(rights.max()) - float(lefts.min()) <= width * 0.9:
+        return (float(lefts.min()) + float(rights.max())) / 2
+    start = float(lefts[0])
+    near = band[(band[:, 0] < start) & (band[:, 0] >= start - width / 3), 0]
+    if len(near):
+        start = float(near.min())
+    return start - margin + width / 2
 
 
 def text_free_zoom() -> float:
