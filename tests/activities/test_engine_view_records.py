@@ -8,22 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.engine_fixtures import LAYER_JSON_10 as LAYER_10
+from helpers.shared import TREX
 
 from designer.activities.reports.engine_bundle import load_engine
 from designer.activities.reports.engine_view import build_engine_view, layer_category
 from designer.core.viewgraph import NodeKind, TerminalState
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "NVIDIA"
-TREX = FIXTURES / "TensorRT" / "tools" / "experimental" / "trt-engine-explorer"
-LAYER_10 = (
-    FIXTURES
-    / "trt-samples-for-hackathon-cn"
-    / "cookbook"
-    / "07-Tool"
-    / "trtexec"
-    / "model-trained-exportLayerInfo.log"
-)
 GRAPHS = [*sorted(TREX.rglob("*.engine.graph.json")), LAYER_10]
 
 pytestmark = pytest.mark.skipif(not TREX.is_dir(), reason=f"{TREX} (shared fixtures) is absent")

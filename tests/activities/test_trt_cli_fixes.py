@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import signal
 import threading
 import time
@@ -19,6 +18,11 @@ from typing import Any
 
 import onnx
 import pytest
+from helpers.trt_fixtures import (
+    EXAMPLE,
+    STANDIN,
+    cli_model,  # noqa: F401 (the fixture model)
+)
 from helpers.trt_gpu import fake_gpu  # noqa: F401 (a fixture)
 from helpers.trtexec_standin import sample_options
 
@@ -28,9 +32,6 @@ from designer.commands.trt_build_verbs import add_build_arguments
 from designer.commands.trt_profile_cli import ENGINE_FLAGS
 from designer.core.errors import DesignerError
 
-ROOT = Path(__file__).resolve().parents[2]
-STANDIN = ROOT / "tests" / "helpers" / "trtexec_standin" / "trtexec"
-EXAMPLE = ROOT / "resources" / "examples" / "tiny_cnn.onnx"
 NODE = "conv1"
 
 
@@ -38,16 +39,6 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str
     code = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return code, out, err
-
-
-@pytest.fixture
-def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ONNX_DESIGNER_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("DELAY", "NO_GPU", "FAIL_BUILD", "VERSION"):
-        monkeypatch.delenv(f"TRTEXEC_STANDIN_{name}", raising=False)
-    path = tmp_path / "tiny.onnx"
-    shutil.copy(EXAMPLE, path)
-    return path
 
 
 # --- 1. Ctrl+C ------------------------------------------------------------------------------

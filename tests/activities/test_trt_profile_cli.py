@@ -3,29 +3,18 @@ with the stand-in trtexec (real TensorRT 10.16 output, real option parser)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from helpers.trt_fixtures import (
+    STANDIN,
+    cli_model,  # noqa: F401 (the fixture model)
+)
 from helpers.trt_gpu import fake_gpu  # noqa: F401 (a fixture)
 
 from designer.cli import main
 
 pytestmark = pytest.mark.usefixtures("fake_gpu")
-
-ROOT = Path(__file__).resolve().parents[2]
-STANDIN = ROOT / "tests" / "helpers" / "trtexec_standin" / "trtexec"
-EXAMPLE = ROOT / "resources" / "examples" / "tiny_cnn.onnx"
-
-
-@pytest.fixture
-def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ONNX_DESIGNER_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("DELAY", "NO_GPU", "FAIL_BUILD", "VERSION"):
-        monkeypatch.delenv(f"TRTEXEC_STANDIN_{name}", raising=False)
-    path = tmp_path / "tiny.onnx"
-    shutil.copy(EXAMPLE, path)
-    return path
 
 
 def test_help(capsys: pytest.CaptureFixture[str]) -> None:

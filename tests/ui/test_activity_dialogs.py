@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import shutil
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.loopback_sshd import loopback_server  # noqa: F401 (the fixture server)
 from helpers.shots import save_screenshot
 from pytestqt.qtbot import QtBot
 
@@ -252,25 +252,6 @@ def test_decider_asks_on_the_gui_thread(qtbot: QtBot, tmp_path: Path) -> None:
     job = start_job(lambda _r, _c: decider(info))
     qtbot.waitUntil(lambda: job.wait(0), timeout=10_000)
     assert decider.seen == [info]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[sshd.SshServer, Path, str]]:
-    reason = sshd.sshd_missing_reason()
-    if reason:
-        pytest.skip(reason)
-    folder = sshd.make_server_folder()
-    user = sshd.ensure_test_user()
-    key = sshd.keygen(folder / "client_ed25519")
-    authorized = folder / "authorized_keys"
-    authorized.write_text(Path(f"{key}.pub").read_text())
-    authorized.chmod(0o644)
-    srv = sshd.SshServer(folder, authorized).start()
-    try:
-        yield srv, key, user.name
-    finally:
-        srv.stop()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_connection_test_with_host_key_decisions(

@@ -7,35 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.engine_fixtures import A100_FP16 as FP16
+from helpers.engine_fixtures import LAYER_JSON_10 as LAYER_10
 from PySide6.QtGui import QImage
 
 from designer.cli import main
 from designer.core.errors import DesignerError
 from designer.ui.engine.export import export_engine_image
-
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "NVIDIA"
-FP16 = (
-    FIXTURES
-    / "TensorRT"
-    / "tools"
-    / "experimental"
-    / "trt-engine-explorer"
-    / "examples"
-    / "pytorch"
-    / "resnet"
-    / "A100"
-    / "fp16"
-    / "resnet.onnx.engine.graph.json"
-)
-LAYER_10 = (
-    FIXTURES
-    / "trt-samples-for-hackathon-cn"
-    / "cookbook"
-    / "07-Tool"
-    / "trtexec"
-    / "model-trained-exportLayerInfo.log"
-)
 
 pytestmark = pytest.mark.skipif(not FP16.is_file(), reason=f"{FP16} (shared fixtures) is absent")
 

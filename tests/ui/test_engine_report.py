@@ -8,6 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.engine_fixtures import A100 as RESNET
+from helpers.engine_fixtures import A100_FP16 as FP16
+from helpers.engine_fixtures import A100_FP32 as FP32
+from helpers.engine_fixtures import LAYER_JSON_10 as LAYER_10
 from helpers.shots import save_screenshot
 from pytestqt.qtbot import QtBot
 
@@ -15,30 +19,6 @@ from designer.ui.engine.compare_tab import EngineCompareTab, open_compare_tab
 from designer.ui.engine.report_tab import EngineReportTab
 from designer.ui.engine.tab import EngineTab
 from designer.ui.main_window import MainWindow
-
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "NVIDIA"
-RESNET = (
-    FIXTURES
-    / "TensorRT"
-    / "tools"
-    / "experimental"
-    / "trt-engine-explorer"
-    / "examples"
-    / "pytorch"
-    / "resnet"
-    / "A100"
-)
-FP16 = RESNET / "fp16" / "resnet.onnx.engine.graph.json"
-FP32 = RESNET / "fp32" / "resnet.onnx.engine.graph.json"
-LAYER_10 = (
-    FIXTURES
-    / "trt-samples-for-hackathon-cn"
-    / "cookbook"
-    / "07-Tool"
-    / "trtexec"
-    / "model-trained-exportLayerInfo.log"
-)
 
 pytestmark = pytest.mark.skipif(not RESNET.is_dir(), reason=f"{RESNET} (shared fixtures) is absent")
 

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import onnx
 import pytest
+from helpers.engine_fixtures import A100_FP16 as FP16
+from helpers.engine_fixtures import LAYER_JSON_10 as LAYER_10
+from helpers.shared import TREX
 from helpers.shots import save_screenshot
 from onnx import TensorProto, helper
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
@@ -23,19 +26,6 @@ from designer.ui.engine.layer_panel import IOPanel, LayerPanel
 from designer.ui.engine.tab import EngineTab
 from designer.ui.main_window import MainWindow
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "NVIDIA"
-TREX = FIXTURES / "TensorRT" / "tools" / "experimental" / "trt-engine-explorer"
-LAYER_10 = (
-    FIXTURES
-    / "trt-samples-for-hackathon-cn"
-    / "cookbook"
-    / "07-Tool"
-    / "trtexec"
-    / "model-trained-exportLayerInfo.log"
-)
-RESNET = TREX / "examples" / "pytorch" / "resnet" / "A100"
-FP16 = RESNET / "fp16" / "resnet.onnx.engine.graph.json"
 GRAPHS = [*sorted(TREX.rglob("*.engine.graph.json")), LAYER_10]
 
 pytestmark = pytest.mark.skipif(not TREX.is_dir(), reason=f"{TREX} (shared fixtures) is absent")

@@ -4,15 +4,21 @@ canvas overlay — real widgets offscreen, the stand-in trtexec on this machine.
 from __future__ import annotations
 
 import json
-import shutil
-import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
 import pytest
+from helpers.loopback_sshd import loopback_server  # noqa: F401 (the fixture server)
+from helpers.shared import TRT_SAMPLES as TRTEXEC
 from helpers.shots import save_screenshot
+from helpers.trt_fixtures import (
+    EXAMPLE,
+    STANDIN,
+    checked_dialog,
+    dialog_model,  # noqa: F401 (the fixture model)
+    trt_isolated,  # noqa: F401 (an autouse fixture)
+)
 from helpers.trt_gpu import fake_gpu  # noqa: F401 (a fixture)
 from pytestqt.qtbot import QtBot
 
@@ -26,44 +32,9 @@ from designer.ui.tools import trt_activities
 
 pytestmark = pytest.mark.usefixtures("fake_gpu")
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "resources" / "examples" / "tiny_cnn.onnx"
-STANDIN = ROOT / "tests" / "helpers" / "trtexec_standin" / "trtexec"
-TRTEXEC = ROOT.parent / "shared" / "fixtures" / "NVIDIA" / "trt-samples-for-hackathon-cn"
-TRTEXEC = TRTEXEC / "cookbook" / "07-Tool" / "trtexec"
 # tiny_cnn's nodes renamed after the recorded engine's ONNX nodes (model-trained.onnx).
 RENAMES = {"conv1": "node_conv2d", "relu1": "node_relu", "pool1": "node_max_pool2d",
            "conv2": "node_conv2d_1", "relu2": "node_relu_1"}  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("ONNX_DESIGNER_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("ONNX_DESIGNER_CONFIG_DIR", str(tmp_path / "config"))
-    for name in ("DELAY", "NO_GPU", "FAIL_BUILD", "VERSION"):
-        monkeypatch.delenv(f"TRTEXEC_STANDIN_{name}", raising=False)
-
-
-@pytest.fixture
-def model(tmp_path: Path) -> Path:
-    path = tmp_path / "models" / "tiny cnn.onnx"
-    path.parent.mkdir()
-    shutil.copy(EXAMPLE, path)
-    return path
-
-
-def checked_dialog(window: MainWindow, qtbot: QtBot, model: Path, profile: bool) -> TrtDialog:
-    dialog = TrtDialog(window, model, profile=profile)
-    qtbot.addWidget(dialog)
-    dialog.show()
-    qtbot.waitUntil(lambda: dialog.job is None, timeout=30_000)  # the automatic local check
-    form = dialog.trt_form
-    form.source.setCurrentIndex(form.source.findData("custom"))
-    form.custom.setText(str(STANDIN))
-    form.free_dims.setChecked(True)
-    dialog.check(deploy=False)
-    qtbot.waitUntil(lambda: dialog.job is None and form.version is not None, timeout=30_000)
-    return dialog
 
 
 def test_dialog_fits_and_builds_the_cli_command(
@@ -300,28 +271,6 @@ def test_chosen_source_without_tensorrt_says_so(
 
 
 # --- an SSH target chosen at the top (real loopback sshd) -------------------------------------
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, Path, str]]:
-    sys.path.append(str(ROOT / "tests" / "activities"))
-    import sshd
-
-    reason = sshd.sshd_missing_reason()
-    if reason:
-        pytest.skip(reason)
-    folder = sshd.make_server_folder()
-    user = sshd.ensure_test_user()
-    key = sshd.keygen(folder / "client_ed25519")
-    authorized = folder / "authorized_keys"
-    authorized.write_text(Path(f"{key}.pub").read_text())
-    authorized.chmod(0o644)
-    srv = sshd.SshServer(folder, authorized).start()
-    try:
-        yield srv, key, user.name
-    finally:
-        srv.stop()
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 def test_build_on_an_ssh_target(
     window: MainWindow, qtbot: QtBot, model: Path, tmp_path: Path, server: tuple[object, Path, str]
 ) -> None:

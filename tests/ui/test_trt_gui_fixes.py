@@ -14,6 +14,17 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers.engine_fixtures import A100
+from helpers.engine_fixtures import A100_FP32 as FP32
+from helpers.engine_fixtures import A100_QAT as QAT
+from helpers.shared import TRT_OPTIONS, TRT_SAMPLES
+from helpers.trt_fixtures import (
+    EXAMPLE,
+    STANDIN,
+    checked_dialog,
+    dialog_model,  # noqa: F401 (the fixture model)
+    trt_isolated,  # noqa: F401 (an autouse fixture)
+)
 from helpers.trt_gpu import fake_gpu  # noqa: F401 (a fixture)
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
@@ -26,61 +37,13 @@ from designer.ui.dialogs.trt_form import TACTIC_TIP, TrtForm
 from designer.ui.engine.tab import EngineTab
 from designer.ui.main_window import MainWindow
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "resources" / "examples" / "tiny_cnn.onnx"
-STANDIN = ROOT / "tests" / "helpers" / "trtexec_standin" / "trtexec"
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "NVIDIA"
-SAMPLE_OPTIONS_11 = FIXTURES / "TensorRT" / "samples" / "common" / "v11.1" / "sampleOptions.cpp"
-A100 = (
-    FIXTURES
-    / "TensorRT"
-    / "tools"
-    / "experimental"
-    / "trt-engine-explorer"
-    / "examples"
-    / "pytorch"
-    / "resnet"
-    / "A100"
-)
-QAT = A100 / "qat" / "resnet-qat.onnx.engine.graph.json"
+SAMPLE_OPTIONS_11 = TRT_OPTIONS / "v11.1" / "sampleOptions.cpp"
 FP16_PROFILE = A100 / "fp16" / "resnet.onnx.engine.profile.json"
-FP32 = A100 / "fp32" / "resnet.onnx.engine.graph.json"
-H100_LOG = FIXTURES / "trt-samples-for-hackathon-cn" / "cookbook" / "07-Tool" / "trtexec"
-H100_LOG = H100_LOG / "result-05.log"  # TensorRT 10.16.1 on an H100, --dumpProfile
+H100_LOG = TRT_SAMPLES / "result-05.log"  # TensorRT 10.16.1 on an H100, --dumpProfile
 
 needs_fixtures = pytest.mark.skipif(
     not (QAT.is_file() and H100_LOG.is_file()), reason="../shared/fixtures is absent"
 )
-
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("ONNX_DESIGNER_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("ONNX_DESIGNER_CONFIG_DIR", str(tmp_path / "config"))
-    for name in ("DELAY", "NO_GPU", "FAIL_BUILD", "VERSION"):
-        monkeypatch.delenv(f"TRTEXEC_STANDIN_{name}", raising=False)
-
-
-@pytest.fixture
-def model(tmp_path: Path) -> Path:
-    path = tmp_path / "models" / "tiny cnn.onnx"
-    path.parent.mkdir()
-    shutil.copy(EXAMPLE, path)
-    return path
-
-
-def checked_dialog(window: MainWindow, qtbot: QtBot, model: Path, profile: bool) -> TrtDialog:
-    dialog = TrtDialog(window, model, profile=profile)
-    qtbot.addWidget(dialog)
-    dialog.show()
-    qtbot.waitUntil(lambda: dialog.job is None, timeout=30_000)  # the automatic local check
-    form = dialog.trt_form
-    form.source.setCurrentIndex(form.source.findData("custom"))
-    form.custom.setText(str(STANDIN))
-    form.free_dims.setChecked(True)
-    dialog.check(deploy=False)
-    qtbot.waitUntil(lambda: dialog.job is None and form.version is not None, timeout=30_000)
-    return dialog
 
 
 # --- 1. tactic sources TensorRT 11.1 lacks -------------------------------------------------
