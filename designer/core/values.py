@@ -48,10 +48,11 @@ def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:
 
 @dataclass(slots=True)
 class _Item:
-    """A parsed value with the 0-based position where its text starts."""
+    """A parsed value with the 0-based positions where its text starts and ends."""
 
     pos: int
     value: Scalar | list[_Item]
+    end: int
 
 
 class _Parser:
@@ -97,7 +98,7 @@ class _Parser:
         items: list[_Item] = []
         if self.peek() == "]":
             self.pos += 1
-            return _Item(start, items)
+            return _Item(start, items, self.pos)
         while True:
             items.append(self.value(depth + 1, _VALUE if items else f"{_VALUE} or ']'"))
             self.skip()
@@ -106,7 +107,7 @@ class _Parser:
                 self.error("',' or ']'")
             self.pos += 1
             if c == "]":
-                return _Item(start, items)
+                return _Item(start, items, self.pos)
             self.skip()
 
     def string(self) -> _Item:
@@ -120,7 +121,7 @@ class _Parser:
                 self.error('a closing quote "\'"')
             self.pos += 1
             if text[end] == "'":
-                return _Item(start, "".join(parts))
+                return _Item(start, "".join(parts), self.pos)
             escape = text[end + 1 : end + 2]
             if escape not in _ESCAPES:
                 self.error("one of ' \\ n t after a backslash")
@@ -135,9 +136,9 @@ class _Parser:
             name = word.group().lower()
             self.pos = word.end()
             if name in ("inf", "infinity", "nan"):
-                return _Item(start, float(text[start : self.pos]))
+                return _Item(start, float(text[start : self.pos]), self.pos)
             if name in ("true", "false") and p == start:
-                return _Item(start, name == "true")
+                return _Item(start, name == "true", self.pos)
             self.error("a number" if p > start else _VALUE, p)
         end = _end(_DIGITS, text, p)
         has_int, is_float = end > p, False
@@ -160,7 +161,7 @@ class _Parser:
             self.error("a number of at most 4300 digits", start)
         if isinstance(number, float) and math.isinf(number):
             self.error("a number within the range of a double", start)
-        return _Item(start, number)
+        return _Item(start, number, end)
 
 
 def _plain(item: _Item) -> Value:
@@ -345,24 +346,47 @@ def _shape_and_leaves(root: _Item, text: str) -> tuple[tuple[int, ...], list[_It
     return tuple(shape), leaves
 
 
+class ValueFitError(ValueSyntaxError):
+    """Well-formed text with a value that does not fit the tensor type.
+
+    ``expected`` says what would fit there, as for any :class:`ValueSyntaxError`; the
+    message names the value as typed and what is wrong with it, e.g.
+    ``at position 0: 1.5 is not an integer (INT64)``.
+    """
+
+    def __init__(self, text: str, position: int, expected: str, problem: str) -> None:
+        super().__init__(text, position, expected)
+        self.problem = problem
+        self.args = (f"at position {position}: {problem}",)
+
+
+_TOKEN_LIMIT = 40
+
+
+def _token(text: str, item: _Item) -> str:
+    """The text of ``item`` as typed, cut to about 40 characters."""
+    token = text[item.pos : item.end]
+    return token if len(token) <= _TOKEN_LIMIT else token[: _TOKEN_LIMIT - 1] + "…"
+
+
 def _typed_array(text: str, leaves: list[_Item], name: str, dtype: np.dtype[Any]) -> np.ndarray:
     """The flat array of ``leaves`` as ``dtype`` (ONNX type ``name``), each checked to fit."""
 
-    def fail(item: _Item, expected: str) -> NoReturn:
-        raise ValueSyntaxError(text, item.pos, expected)
+    def fail(item: _Item, expected: str, problem: str) -> NoReturn:
+        raise ValueFitError(text, item.pos, expected, f"{_token(text, item)} {problem}")
 
     values: list[Scalar] = []
     if name == "STRING":
         for leaf in leaves:
             if not isinstance(leaf.value, str):
-                fail(leaf, "a quoted string for STRING")
+                fail(leaf, "a quoted string for STRING", "is not a quoted string (STRING)")
             values.append(leaf.value)
         return np.array(values, dtype=object)
     if name == "BOOL":
         for leaf in leaves:
             v = leaf.value
             if isinstance(v, float) or (not isinstance(v, bool) and _as_int(v) not in (0, 1)):
-                fail(leaf, "true, false, 1 or 0 for BOOL")
+                fail(leaf, "true, false, 1 or 0 for BOOL", "is not true, false, 1 or 0 (BOOL)")
             values.append(bool(v))
         return np.array(values, dtype=np.bool_)
     if name.startswith(("INT", "UINT")):
@@ -370,16 +394,22 @@ def _typed_array(text: str, leaves: list[_Item], name: str, dtype: np.dtype[Any]
         low, high = (
             (0, 2**bits - 1) if name[0] == "U" else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
         )
+        expected = f"an integer in [{low}, {high}] for {name}"
         for leaf in leaves:
             integer = _as_int(leaf.value)
-            if integer is None or not low <= integer <= high:
-                fail(leaf, f"an integer in [{low}, {high}] for {name}")
+            if integer is None:
+                fail(leaf, expected, f"is not an integer ({name})")
+            if not low <= integer <= high:
+                fail(leaf, expected, f"is not in [{low}, {high}] for {name}")
             values.append(integer)
         return np.array(values, dtype=dtype)
     for leaf in leaves:
         number = _as_float(leaf.value)
         if number is None:
-            fail(leaf, f"a number within the range of {name}")
+            v = leaf.value
+            too_big = isinstance(v, int) and not isinstance(v, bool)
+            problem = f"is outside the range of {name}" if too_big else f"is not a number ({name})"
+            fail(leaf, f"a number within the range of {name}", problem)
         values.append(number)
     source = np.array(values, dtype=np.float64)
     with np.errstate(all="ignore"):
@@ -388,14 +418,30 @@ def _typed_array(text: str, leaves: list[_Item], name: str, dtype: np.dtype[Any]
     has_nan, has_inf, largest = _float_limits(dtype)
     finite = np.isfinite(source)
     saturated = finite & (np.abs(source) > largest) & (not (has_nan or has_inf))
-    for bad, expected in (
-        (finite & ~np.isfinite(back), f"a finite number within the range of {name}"),
-        (saturated, f"a number within ±{largest} for {name}"),
-        (np.isnan(source) & ~np.isnan(back), f"a number ({name} has no nan)"),
-        (np.isinf(source) & (back != source), f"a finite number ({name} has no infinity)"),
+    for bad, expected, problem in (
+        (
+            finite & ~np.isfinite(back),
+            f"a finite number within the range of {name}",
+            f"is outside the range of {name}",
+        ),
+        (
+            saturated,
+            f"a number within ±{largest} for {name}",
+            f"is not within ±{largest} for {name}",
+        ),
+        (
+            np.isnan(source) & ~np.isnan(back),
+            f"a number ({name} has no nan)",
+            f"is not allowed ({name} has no nan)",
+        ),
+        (
+            np.isinf(source) & (back != source),
+            f"a finite number ({name} has no infinity)",
+            f"is not allowed ({name} has no infinity)",
+        ),
     ):
         if bad.any():
-            fail(leaves[int(np.flatnonzero(bad)[0])], expected)
+            fail(leaves[int(np.flatnonzero(bad)[0])], expected, problem)
     return array
 
 
@@ -412,6 +458,20 @@ def parse_tensor(text: str, elem_type: int) -> np.ndarray:
     root = _Parser(text).document()
     shape, leaves = _shape_and_leaves(root, text)
     return _typed_array(text, leaves, name, dtype).reshape(shape)
+
+
+def parse_tensor_like(text: str, elem_type: int, before: np.ndarray) -> np.ndarray:
+    """:func:`parse_tensor` for ``text`` edited from ``format_tensor(before)``.
+
+    Text cannot show the dims of an empty tensor (shapes ``(0, 4)`` and ``(0,)`` both format
+    as ``[]``), so text that formats the same as an empty ``before`` keeps ``before``'s
+    shape; any other text gets the shape of its nesting.
+    """
+    array = parse_tensor(text, elem_type)
+    lossy = array.size == 0 and before.size == 0 and array.shape != before.shape
+    if lossy and format_tensor(array) == format_tensor(before):
+        return array.reshape(before.shape)
+    return array
 
 
 _LIST_KINDS = {

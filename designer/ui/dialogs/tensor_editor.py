@@ -30,7 +30,7 @@ from designer.core.tensorgen import (
     parse_shape,
     type_name,
 )
-from designer.core.values import format_tensor, parse_tensor
+from designer.core.values import format_tensor, parse_tensor, parse_tensor_like
 from designer.ui.qtmodels.tensor_table_model import TensorTableModel
 from designer.ui.widgets.error_label import ErrorLabel
 
@@ -127,6 +127,9 @@ class TensorEditorDialog(QDialog):
         self.tabs.addTab(table_page, "Table")
         self.tabs.addTab(self.text, "Text")
         self._current_tab = 0
+        #: The text last shown for the model's array; the same text is never parsed back,
+        #: so viewing the text tab changes nothing (NaN payloads, an empty tensor's dims).
+        self._shown_text = ""
         self.tabs.currentChanged.connect(self._tab_changed)
 
         self.error = ErrorLabel()
@@ -185,6 +188,16 @@ class TensorEditorDialog(QDialog):
         self.tabs.setTabToolTip(
             1, f"Text mode holds up to {TEXT_LIMIT:,} values; use the table" if too_big else ""
         )
+        self._sync_text()
+
+    def _show_text(self) -> None:
+        self._shown_text = format_tensor(self.model.array)
+        self.text.setPlainText(self._shown_text)
+
+    def _sync_text(self) -> None:
+        """Show the model's array in the text tab while it is open and not edited there."""
+        if self._current_tab == 1 and self.text.toPlainText() == self._shown_text:
+            self._show_text()
 
     def _slice_changed(self) -> None:
         if any(self.model.array.shape[a] == 0 for a in range(len(self.slice_boxes))):
@@ -201,7 +214,7 @@ class TensorEditorDialog(QDialog):
         if index == self._current_tab:
             return
         if index == 1:  # table → text
-            self.text.setPlainText(format_tensor(self.model.array))
+            self._show_text()
         elif not self._take_text():  # text → table, only with valid text
             self.tabs.blockSignals(True)
             self.tabs.setCurrentIndex(1)
@@ -210,9 +223,14 @@ class TensorEditorDialog(QDialog):
         self._current_tab = index
 
     def _take_text(self) -> bool:
-        """Parse the text tab into the model; False (with the error shown) when invalid."""
+        """Parse the text tab into the model; False (with the error shown) when invalid.
+        Text left as shown keeps the model as it is."""
+        text = self.text.toPlainText()
+        if text == self._shown_text:
+            self.show_error("")
+            return True
         try:
-            array = parse_tensor(self.text.toPlainText(), self.elem_type)
+            array = parse_tensor_like(text, self.elem_type, self.model.array)
         except ValueSyntaxError as exc:
             self.show_error(f"Text: {exc}")
             return False
@@ -291,6 +309,7 @@ class TensorEditorDialog(QDialog):
                 return False
             if pasted.shape == array.shape:
                 self.model.set_array(pasted, self.elem_type)
+                self._sync_text()
                 self.show_error("")
                 return True
             if pasted.ndim > 2:
@@ -310,6 +329,7 @@ class TensorEditorDialog(QDialog):
             rows = [[cell] for cell in rows[0]]  # a row pasted into a one-column table
         ok = self.model.paste_cells(top, left, rows)
         if ok:
+            self._sync_text()
             self.show_error("")
         return ok
 
