@@ -217,3 +217,34 @@ def test_different_shape_under_a_taken_name_gets_a_fresh_one() -> None:
     assert pasted.input[1] == "w_1"
     assert _values(dst, "w_1").shape == (2, 3)
     assert pasted.input[0] == "x"  # a non-weight input of that name still binds by name
+
+
+def test_a_copied_node_takes_the_hidden_constant_it_reads(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Constants are not drawn (by default), so selecting a Reshape selects it alone; the
+    copy still takes the Constant holding its shape, and the pasted Reshape reads the pasted
+    Constant, not the target's value of that name or nothing."""
+    gpt2 = open_model(window, MODELS / "gpt2_6l_h64.torchscript.onnx", qtbot)
+    scope = gpt2.session.doc.scope()
+    makers = {o: n for _k, n in scope.nodes() for o in n.output}
+    reshape = next(
+        n
+        for _k, n in scope.nodes()
+        if n.op_type == "Reshape" and makers.get(n.input[1], onnx.NodeProto()).op_type == "Constant"
+    )
+    shape = numpy_helper.to_array(makers[reshape.input[1]].attribute[0].t)
+    bert_path = tmp_path / BERT.name
+    shutil.copy(BERT, bert_path)
+    bert = open_model(window, bert_path, qtbot)
+    _copy(window, gpt2, [reshape.name])
+    window.tabs.setCurrentWidget(bert)
+    nodes = bert.session.doc.model.graph.node
+    count = len(nodes)
+    window.actions_by_name["paste"].trigger()
+    assert len(nodes) == count + 2
+    pasted = next(n for n in nodes[count:] if n.op_type == "Reshape")
+    constant = next(n for n in nodes[count:] if n.op_type == "Constant")
+    assert pasted.input[1] == constant.output[0]
+    assert np.array_equal(numpy_helper.to_array(constant.attribute[0].t), shape)
+    assert window.errors == []  # type: ignore[attr-defined]  # the fixture's

@@ -38,16 +38,23 @@ _BASE_DIR = "onnx-designer.base-dir"  # where the copied external tensors' files
 _CHUNK = 1 << 24  # bytes compared at a time (bounded memory for memory-mapped weights)
 
 
-def copy_nodes(doc: Document, scope_id: ScopeId, keys: Iterable[int]) -> bytes:
-    """Serialize operator nodes ``keys`` of ``scope_id`` (other keys are ignored)."""
+def copy_nodes(
+    doc: Document, scope_id: ScopeId, keys: Iterable[int], along: Iterable[int] = ()
+) -> bytes:
+    """Serialize operator nodes ``keys`` of ``scope_id`` (other keys are ignored), and the
+    undrawn nodes ``along`` (hidden Constants they read, :func:`constants_read_by`), which
+    take the position of the first copied node."""
     scope = doc.scope(scope_id)
     chosen = [k for k in keys if scope.has_node(k)]
-    chosen.sort(key=scope.index_of)
-    graph = onnx.GraphProto(name="clipboard")
+    hidden = {k for k in along if scope.has_node(k)} - set(chosen)
     table = doc.positions.get(scope_id, {})
-    points = [table.get(k, (0.0, 0.0)) for k in chosen]
-    x0 = min((p[0] for p in points), default=0.0)
-    y0 = min((p[1] for p in points), default=0.0)
+    drawn = [table.get(k, (0.0, 0.0)) for k in chosen]
+    x0 = min((p[0] for p in drawn), default=0.0)
+    y0 = min((p[1] for p in drawn), default=0.0)
+    chosen.extend(hidden)
+    chosen.sort(key=scope.index_of)
+    points = [(x0, y0) if k in hidden else table.get(k, (0.0, 0.0)) for k in chosen]
+    graph = onnx.GraphProto(name="clipboard")
     used: set[str] = set()
     for key in chosen:
         graph.node.append(scope.node(key))
@@ -63,6 +70,24 @@ def copy_nodes(doc: Document, scope_id: ScopeId, keys: Iterable[int]) -> bytes:
     if doc.base_dir is not None:
         model.metadata_props.add(key=_BASE_DIR, value=str(doc.base_dir))
     return bytes(model.SerializeToString())
+
+
+def constants_read_by(doc: Document, scope_id: ScopeId, keys: Iterable[int]) -> list[int]:
+    """The Constant nodes of the scope, not among ``keys``, whose outputs nodes ``keys``
+    read: what a copy of them takes along while Constants are not drawn (without them a
+    pasted node would read the target's value of that name, or nothing)."""
+    scope = doc.scope(scope_id)
+    chosen = [k for k in keys if scope.has_node(k)]
+    read = {name for k in chosen for name in scope.node(k).input if name}
+    skip = set(chosen)
+    return [
+        key
+        for key, node in scope.nodes()
+        if key not in skip
+        and node.op_type == "Constant"
+        and node.domain in ("", "ai.onnx")
+        and not read.isdisjoint(node.output)
+    ]
 
 
 def paste_edit(

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QToolTip
 from designer.core.errors import DesignerError
 from designer.core.viewgraph import NodeKind
 from designer.ui.canvas import controller, readable
-from designer.ui.canvas.clipboard import copy_nodes, paste_edit
+from designer.ui.canvas.clipboard import constants_read_by, copy_nodes, paste_edit
 from designer.ui.canvas.collapse_view import expand_group, expose_keys, full_graph
 from designer.ui.canvas.export import ExportOptions, render_scene_to_file
 from designer.ui.canvas.focus_view import focus_of
@@ -110,7 +110,10 @@ class CanvasView(InteractionMixin):
         return bool(names)
 
     def copy_selection(self) -> bytes:
-        return copy_nodes(self.session.doc, self.scope_id, self.selected_keys())
+        """The selected nodes for the clipboard, with the undrawn Constants they read."""
+        doc, keys = self.session.doc, self.selected_keys()
+        along = [] if self.canvas.show_constants else constants_read_by(doc, self.scope_id, keys)
+        return copy_nodes(doc, self.scope_id, keys, along)
 
     def paste(self, data: bytes, at: QPointF | None = None) -> None:
         """Paste nodes copied by :meth:`copy_selection` (at ``at`` or the view's centre)."""
