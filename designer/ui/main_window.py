@@ -107,7 +107,7 @@ class MainWindow(QMainWindow):
         setup_logging()  # stderr and the Log window's recorder (idempotent)
         install_plugins(self, "designer.ui.docks", "create_dock")
         install_dock_plugins(self)  # entry-point group onnx_designer.docks
-        self.docks.append(self.history)  # last: the Parameters tab shows first on the right
+        self.docks.append(self.history)  # last: after Type Checking at the bottom
         arrange_docks(self)
         self.scope_tabs = ScopeTabs(self)  # subgraph and local-function tabs
         self.actions_by_name: dict[str, QAction] = build_menus(self)

@@ -22,7 +22,14 @@ DOCK_AREAS = (
     ("explorer", Qt.DockWidgetArea.LeftDockWidgetArea),
     ("type_check", Qt.DockWidgetArea.BottomDockWidgetArea),
     ("log", Qt.DockWidgetArea.BottomDockWidgetArea),
+    ("history", Qt.DockWidgetArea.BottomDockWidgetArea),  # the right side's tabs fit then
 )
+
+#: Width of the side dock areas: at least SIDE_WIDTH, wider where their tab titles need it
+#: (each title whole, never "Fin…"), up to SIDE_MAX_WIDTH (30 % of the default window; the
+#: window may not have its size yet: offscreen, the screen is 800 px wide).
+SIDE_WIDTH = 320
+SIDE_MAX_WIDTH = 420
 
 #: The tab shown first in each group (Nsight's defaults).
 FRONT_DOCKS = ("dock_palette", "dock_parameters", "dock_type_check")
@@ -104,12 +111,30 @@ def arrange_docks(window: MainWindow) -> None:
         front.raise_()
     if below:
         window.resizeDocks(below, [200] * len(below), Qt.Orientation.Vertical)
-    sides = [g[0] for a, g in groups.items() if a != Qt.DockWidgetArea.BottomDockWidgetArea]
-    window.resizeDocks(sides, [320] * len(sides), Qt.Orientation.Horizontal)
+    sides = [g for a, g in groups.items() if a != Qt.DockWidgetArea.BottomDockWidgetArea]
+    widths = [max(SIDE_WIDTH, min(SIDE_MAX_WIDTH, tabs_width(window, g))) for g in sides]
+    window.resizeDocks([g[0] for g in sides], widths, Qt.Orientation.Horizontal)
     bottom = groups.get(Qt.DockWidgetArea.BottomDockWidgetArea)
     if bottom:  # a quarter of the window (five or more rows of problems), at least 170 px
         height = max(170, window.height() // 4)
         window.resizeDocks([bottom[0]], [height], Qt.Orientation.Vertical)
+
+
+def tabs_width(window: QMainWindow, group: list[QDockWidget]) -> int:
+    """The width the tab bar of ``group`` (docks tabbed together) needs to show every
+    title whole, and room for a count a dock adds to its title ("Findings (12)"), in
+    pixels; 0 for a dock alone (no tab bar). Every bar Qt made for the group has the same
+    tabs, so any of them tells."""
+    titles = {d.windowTitle() for d in group}
+    needs = [
+        sum(bar.tabSizeHint(i).width() for i in range(bar.count()))
+        + bar.fontMetrics().horizontalAdvance(" (99)")
+        for bar in window.findChildren(QTabBar)
+        if bar.parent() is window
+        and bar.count() > 1
+        and {bar.tabText(i) for i in range(bar.count())} == titles
+    ]
+    return max(needs, default=0)
 
 
 def tidy_tab_bars(window: QMainWindow) -> None:

@@ -281,7 +281,7 @@ CASES: dict[str, tuple[onnx.ModelProto, str, str, Severity]] = {
         ),
         "duplicate-node-name",
         "same",
-        Severity.WARNING,
+        Severity.ERROR,  # SPEC C-2; ONNX Runtime refuses to load it
     ),
     "inference_conflict": (
         _graph_model(
@@ -391,3 +391,49 @@ def test_skipped_inference_names_the_real_reason() -> None:
     notes = [d.message for d in check_document(Document(model, None)).diagnostics]
     skipped = [n for n in notes if "inferred again" in n]
     assert skipped and "subgraphs" not in skipped[0] and "model as a whole" in skipped[0]
+
+
+def _duplicate_names_model() -> onnx.ModelProto:
+    return _graph_model(
+        [
+            helper.make_node("Relu", ["X"], ["T"], name="same"),
+            helper.make_node("Relu", ["T"], ["Y"], name="same"),
+        ]
+    )
+
+
+def test_duplicate_node_names_are_an_error_like_onnx_runtime_says() -> None:
+    """onnx.checker accepts duplicate node names, ONNX Runtime does not: an error, yet the
+    model's types are still inferred (names do not matter to inference)."""
+    import onnxruntime as ort
+
+    model = _duplicate_names_model()
+    assert onnx_accepts(model)
+    with pytest.raises(Exception, match="same node name"):
+        ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    result = check(model)
+    assert [d.code for d in result.errors] == ["duplicate-node-name"] * 2
+    assert "unique" in result.errors[0].message
+    assert not [d for d in result.diagnostics if d.code == "inference-skipped"]
+    t_type = result.type_of(MAIN_SCOPE, "T")
+    assert t_type is not None and [d.dim_value for d in t_type.tensor_type.shape.dim] == [2, 3]
+
+
+def test_onnx_checker_message_is_kept_whole_on_one_line() -> None:
+    """onnx breaks its topological-order message over three lines; all of it is kept, with
+    the lines joined, and the node it names is located."""
+    model = _graph_model(
+        [
+            helper.make_node("Relu", ["T"], ["Y"], name="late_reader"),
+            helper.make_node("Relu", ["X"], ["T"], name="producer"),
+        ]
+    )
+    with pytest.raises(onnx.checker.ValidationError) as raised:
+        onnx.checker.check_model(model)
+    assert "\n" in str(raised.value)  # what onnx gives
+    found = [d for d in check(model).diagnostics if d.code == "onnx-checker"]
+    assert len(found) == 1
+    message = found[0].message
+    assert "\n" not in message
+    assert "of node: name: late_reader OpType: Relu is not output of any previous nodes" in message
+    assert found[0].node_name == "late_reader"

@@ -84,3 +84,31 @@ def test_tidy_hides_the_bar_qt_leaves_behind(qapp) -> None:  # type: ignore[no-u
     assert shown.tabText(shown.currentIndex()) == "D"  # the current tab is kept
     window.close()
     window.deleteLater()
+
+
+def _shown_tabs(window: QMainWindow) -> list[tuple[str, int, int]]:
+    """(title, width shown, width it needs) of every tab of the dock tab bars in view."""
+    return [
+        (bar.tabText(i), bar.tabRect(i).width(), bar.tabSizeHint(i).width())
+        for bar in window.findChildren(QTabBar)
+        if bar.parent() is window and bar.isVisible() and bar.count()
+        for i in range(bar.count())
+    ]
+
+
+def test_dock_tab_titles_are_whole_at_the_default_size(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """At 1400x900 every dock tab shows its whole title (not "Fin…", "H…"), also with a
+    count in a title; the side areas grow for it within bounds."""
+    from designer.ui.plugins import SIDE_MAX_WIDTH
+
+    qtbot.wait(50)
+    tabs = _shown_tabs(window)
+    titles = {title for title, _shown, _need in tabs}
+    assert {"Findings", "Local Functions", "Initializers", "Parameters", "History"} <= titles
+    assert [t for t in tabs if t[1] < t[2]] == []
+    findings = next(d for d in window.docks if d.objectName() == "dock_findings")
+    findings.setWindowTitle("Findings (12)")
+    qtbot.wait(50)
+    assert [t for t in _shown_tabs(window) if t[1] < t[2]] == []
+    assert findings.width() <= SIDE_MAX_WIDTH
+    assert window.centralWidget().width() >= 600

@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 import pytest
 from helpers.gui import open_model
+from helpers.shared import model as shared_model
 from helpers.shots import save_screenshot
 from onnx import TensorProto as T
 from PySide6.QtCore import Qt
@@ -25,7 +26,7 @@ from designer.ui.dialogs.create_initializer import (
     VALUE,
     CreateInitializerDialog,
 )
-from designer.ui.docks.initializers import InitializersDock
+from designer.ui.docks.initializers import NAME_COLUMN, STORAGE_COLUMN, InitializersDock
 from designer.ui.main_window import DocumentTab, MainWindow
 
 
@@ -234,3 +235,47 @@ def test_sorting_is_by_value_and_keeps_the_selection(
     dock.refresh()  # a refresh keeps the chosen order
     sizes = [tensor_nbytes(by_name[proxy.index(r, 0).data()]) for r in range(proxy.rowCount())]
     assert sizes == sorted(sizes, reverse=True)
+
+
+def _shown_dock(window: MainWindow, tab: DocumentTab, qtbot: QtBot) -> InitializersDock:
+    dock = dock_of(window)
+    dock.show()
+    dock.raise_()
+    qtbot.waitUntil(lambda: dock.proxy.rowCount() == len(tab.session.doc.model.graph.initializer))
+    qtbot.wait(50)
+    return dock
+
+
+def test_names_are_readable_at_the_default_size(window: MainWindow, qtbot: QtBot) -> None:
+    """The dock where the 1400x900 window puts it: the names get most of the table (they
+    were squeezed to ~45 px, "m.e…", "onn…" on every row), lose their middle rather than
+    their distinguishing end, and show whole in the tooltip; Storage ("embedded" on every
+    row) is left out while nothing is external."""
+    tab = open_model(window, shared_model("bert_4l_h64.torchscript.onnx"), qtbot)
+    dock = _shown_dock(window, tab, qtbot)
+    table, header = dock.table, dock.table.horizontalHeader()
+    name_width = header.sectionSize(NAME_COLUMN)
+    assert name_width >= 0.45 * table.viewport().width(), name_width
+    assert table.isColumnHidden(STORAGE_COLUMN)
+    assert table.textElideMode() == Qt.TextElideMode.ElideLeft and not table.wordWrap()
+    names = [dock.proxy.index(r, NAME_COLUMN).data() for r in range(dock.proxy.rowCount())]
+    short = [n for n in names if n.startswith("onnx::")]  # "onnx::MatMul_550": all "onn…"
+    assert short
+    room = name_width - 12  # the cell's margins
+    assert [n for n in short if table.fontMetrics().horizontalAdvance(n) > room] == []
+    long_name = max(names, key=len)
+    row = names.index(long_name)
+    assert dock.proxy.index(row, NAME_COLUMN).data(Qt.ItemDataRole.ToolTipRole) == long_name
+
+
+def test_storage_shows_where_some_initializer_is_external(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    model = onnx.load(shared_model("bert_4l_h64.torchscript.onnx"))
+    path = tmp_path / "bert_ext.onnx"
+    onnx.save_model(model, path, save_as_external_data=True, location="bert_ext.data")
+    tab = open_model(window, path, qtbot)
+    dock = _shown_dock(window, tab, qtbot)
+    assert not dock.table.isColumnHidden(STORAGE_COLUMN)
+    column = [dock.proxy.index(r, STORAGE_COLUMN).data() for r in range(dock.proxy.rowCount())]
+    assert "external" in column

@@ -23,6 +23,10 @@ from designer.core.scope import MAIN_SCOPE, Scope, ScopeId
 from designer.core.trt.diagnostics import trt_diagnostics
 from designer.core.walk import graph_at
 
+#: Error codes that leave onnx's shape inference as sound as on a valid model: with only
+#: these, types are still inferred strictly and no node is left out of inference.
+_NO_EFFECT_ON_INFERENCE = frozenset({"duplicate-node-name"})
+
 
 @dataclass
 class CheckResult:
@@ -129,7 +133,11 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
     checked = run_checker(skeleton)
     skipped = [p for p in checked if p.source == SKIPPED]
     diagnostics.extend(_from_problem(p, by_name, doc) for p in checked if p not in skipped)
-    errors = [d for d in diagnostics if d.severity == Severity.ERROR]
+    errors = [
+        d
+        for d in diagnostics
+        if d.severity == Severity.ERROR and d.code not in _NO_EFFECT_ON_INFERENCE
+    ]
     inferred: onnx.ModelProto | None
     if skipped:
         title = doc.model.graph.name or "main"

@@ -18,7 +18,9 @@ from designer.core.tensor_sizes import tensor_nbytes
 DATA_KEEP_BYTES = 4096
 
 _NODE_REF = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\):\s*(.*)")
-_CHECKER_NODE = re.compile(r"Node \(([^)]*)\)|node name: ([^)\s,]*)")
+_CHECKER_NODE = re.compile(
+    r"Node \(([^)]*)\)|node name: ([^)\s,]*)|of node:\s*name: ([^\n]*?) OpType:"
+)
 
 
 @dataclass(frozen=True)
@@ -135,9 +137,10 @@ def run_checker(model: onnx.ModelProto) -> list[InferenceProblem]:
             raise
         return [skipped]
     except onnx.checker.ValidationError as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid model"
+        message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        message = message or "invalid model"
         match = _CHECKER_NODE.search(str(exc))
-        node = (match.group(1) or match.group(2) or "") if match else ""
+        node = (match.group(1) or match.group(2) or match.group(3) or "") if match else ""
         return [InferenceProblem(node, "", message, "checker")]
     return []
 

@@ -84,10 +84,11 @@ class ScopeChecker:
         counts = Counter(n.name for n in self.scope.proto.node if n.name)
         for key, node in self.scope.nodes():
             if node.name and counts[node.name] > 1:
-                self._add(
-                    Severity.WARNING,
+                self._add(  # SPEC C-2; ONNX Runtime refuses to load such a model
+                    Severity.ERROR,
                     "duplicate-node-name",
-                    f"node name '{node.name}' is used by {counts[node.name]} nodes",
+                    f"node name '{node.name}' is used by {counts[node.name]} nodes; names "
+                    "must be unique (ONNX Runtime refuses to load the model): rename the others",
                     key,
                     node,
                 )

@@ -4,10 +4,16 @@ filter, create, edit and delete; bottom, the selected node's initializer-fed ter
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from PySide6.QtCore import QSortFilterProxyModel, Qt, QTimer
+from PySide6.QtCore import (
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDockWidget,
@@ -36,9 +42,24 @@ if TYPE_CHECKING:
     from designer.ui.main_window import MainWindow
 
 
+#: The columns of InitializerTableModel the dock treats apart.
+NAME_COLUMN = 0
+STORAGE_COLUMN = 4
+
+
 class _SortedBySource(QSortFilterProxyModel):
     """Filters here; sorting is the source model's (one key per tensor, not two cell reads
-    per comparison: a 30k-initializer model sorted in seconds otherwise)."""
+    per comparison: a 30k-initializer model sorted in seconds otherwise). A name's tooltip
+    is the whole name (the column shows it elided at the start)."""
+
+    def data(
+        self,
+        index: QModelIndex | QPersistentModelIndex,
+        role: int = Qt.ItemDataRole.DisplayRole,
+    ) -> Any:
+        if role == Qt.ItemDataRole.ToolTipRole and index.column() == NAME_COLUMN:
+            role = Qt.ItemDataRole.DisplayRole
+        return super().data(index, role)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         source = self.sourceModel()
@@ -72,9 +93,14 @@ class InitializersDock(QDockWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
+        # Names take what the other columns leave and lose their start, not their end: a
+        # module path ends in what tells its weights apart ("…h.3.attn.c_attn.weight",
+        # "…MatMul_550"); the start is what they share.
+        self.table.setTextElideMode(Qt.TextElideMode.ElideLeft)
+        self.table.setWordWrap(False)  # a name wrapped at its dots showed neither end
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in range(1, 5):
+        header.setSectionResizeMode(NAME_COLUMN, QHeaderView.ResizeMode.Stretch)
+        for column in range(1, STORAGE_COLUMN + 1):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         # widths from the first 100 rows (Qt reads 1,000 by default: four cells each, a
         # tenth of a second per resize with a 30k-initializer model)
@@ -148,6 +174,10 @@ class InitializersDock(QDockWidget):
         selected = set(self.selected_names())
         doc = tab.session.doc if tab is not None else None
         self.model.refresh(doc, tab.view.scope_id if tab is not None else None)
+        # "embedded" on every row tells nothing and takes the names' room: Storage shows
+        # only where some initializer is stored outside the model file.
+        external = any(is_external(t) for t in self.model.tensors)
+        self.table.setColumnHidden(STORAGE_COLUMN, not external)
         if selected:  # select them again (found by name: no cell reads per row)
             flags = self.table.selectionModel().SelectionFlag
             for row, tensor in enumerate(self.model.tensors):
