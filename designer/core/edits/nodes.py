@@ -14,6 +14,7 @@ from designer.core.edits.lookup import (
     require_node,
     resolve_scope,
 )
+from designer.core.edits.order import Reorder, plan_read
 from designer.core.errors import EditError
 from designer.core.names import unique_name
 from designer.core.scope import GRAPH_TYPES, ScopeId
@@ -171,9 +172,14 @@ class _NodeListEdit(Edit):
         self.slot = slot
         self.name = name
         self._old: list[str] = []
+        self._reorders: list[Reorder] = []
 
     def _validate(self, doc: Document, node: onnx.NodeProto) -> None:
         """Hook: raise EditError when the new name is not acceptable."""
+
+    def _plan(self, doc: Document) -> list[Reorder]:
+        """Hook: the node list moves that keep the scope sorted after the change."""
+        return []
 
     def scopes(self) -> Scopes:
         return (self.scope_id,)
@@ -182,6 +188,7 @@ class _NodeListEdit(Edit):
         scope = resolve_scope(doc, self.scope_id)
         node = require_node(scope, self.key)
         self._validate(doc, node)
+        reorders = self._plan(doc)
         field = getattr(node, self.field_name)
         self._old = list(field)
         new = list(self._old) + [""] * max(0, self.slot + 1 - len(self._old))
@@ -191,8 +198,13 @@ class _NodeListEdit(Edit):
         del field[:]
         field.extend(new)
         doc.notify(_node_event(self.scope_id, self.key))
+        for reorder in reorders:
+            reorder.apply(doc)
+        self._reorders = reorders
 
     def revert(self, doc: Document) -> None:
+        for reorder in reversed(self._reorders):
+            reorder.revert(doc)
         field = getattr(doc.scope(self.scope_id).node(self.key), self.field_name)
         del field[:]
         field.extend(self._old)
@@ -200,13 +212,27 @@ class _NodeListEdit(Edit):
 
 
 class SetNodeInput(_NodeListEdit):
-    """Connect input terminal ``slot`` to tensor ``name`` ('' disconnects it)."""
+    """Connect input terminal ``slot`` to tensor ``name`` ('' disconnects it).
+
+    The scope's node list stays topologically sorted: when ``name`` is produced by a later
+    node, the same edit moves the fewest nodes needed (:func:`~.order.plan_read`) and revert
+    restores the old order exactly. A connection that would close a cycle (also through an
+    If/Loop body reading an enclosing value) is refused before anything changes. A value of
+    an enclosing graph produced after the node holding this body is left to the enclosing
+    scope's own edit (:class:`~.scopes.ReplaceScope` when a subgraph tab is confirmed).
+    """
 
     field_name = "input"
 
     def __init__(self, scope_id: ScopeId, key: int, slot: int, name: str) -> None:
         super().__init__(scope_id, key, slot, name)
         self.label = f"Connect input {slot}" if name else f"Disconnect input {slot}"
+
+    def _plan(self, doc: Document) -> list[Reorder]:
+        if not self.name:
+            return []
+        plans = plan_read(doc, self.scope_id, self.key, [self.name])
+        return [p for p in plans if p.scope_id == self.scope_id]  # scopes() names only this
 
 
 class SetNodeOutput(_NodeListEdit):

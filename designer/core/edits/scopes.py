@@ -14,7 +14,9 @@ import onnx
 
 from designer.core.document import ChangeKind, Document, DocumentEvent, Position
 from designer.core.edits.base import Edit, Scopes
+from designer.core.edits.order import Reorder, plan_read
 from designer.core.errors import EditError
+from designer.core.functions import outer_reads
 from designer.core.scope import Container, ScopeId, SubgraphStep
 
 _EVENT = DocumentEvent(ChangeKind.MODEL)
@@ -41,8 +43,11 @@ class ReplaceScope(Edit):
     ``keys`` gives node keys for ``scope_id`` and scopes below it (ScopeIds in terms of
     those keys); a key the document already uses elsewhere is replaced by a fresh one (see
     ``remapped``), scopes left out get fresh keys. ``positions`` (same ScopeIds and keys)
-    replaces the positions of those scopes; None keeps them. Revert restores the old proto,
-    keys and positions exactly. Costs two copies of the scope.
+    replaces the positions of those scopes; None keeps them. When the new subgraph reads
+    a value of an enclosing graph that is produced after the node holding it, the same edit
+    moves nodes of that graph so that it stays topologically sorted (and refuses a read
+    that closes a cycle). Revert restores the old proto, keys, positions and node order
+    exactly. Costs two copies of the scope.
     """
 
     def __init__(
@@ -77,6 +82,7 @@ class ReplaceScope(Edit):
         self._old: Container | None = None
         self._old_keys: Keys = {}
         self._old_positions: Positions = {}
+        self._reorders: list[Reorder] = []
 
     def scopes(self) -> Scopes:
         return (self.scope_id,)
@@ -88,6 +94,7 @@ class ReplaceScope(Edit):
             raise EditError(f"{scope_label(self.scope_id)} no longer exists") from None
         all_keys = doc.all_keys()
         taken = {k for sid, ks in all_keys.items() if not sid.is_within(self.scope_id) for k in ks}
+        reorders = self._plan_order(doc, target)  # may refuse: before anything changes
         keys, positions = self._resolve(doc, taken)
         self._old = type(target)()
         self._old.CopyFrom(target)
@@ -98,9 +105,25 @@ class ReplaceScope(Edit):
         if positions is not None:
             _set_positions_within(doc, self.scope_id, positions)
         doc.notify(_EVENT)
+        for reorder in reorders:
+            reorder.apply(doc)
+        self._reorders = reorders
+
+    def _plan_order(self, doc: Document, target: Container) -> list[Reorder]:
+        """Moves in enclosing graphs for the values the new subgraph reads that the old one
+        did not (a function body reads nothing from outside)."""
+        parent = self.scope_id.parent
+        if parent is None or not isinstance(self.new, onnx.GraphProto):
+            return []
+        assert isinstance(target, onnx.GraphProto)
+        old = set(outer_reads(target))
+        new = [name for name in outer_reads(self.new) if name not in old]
+        return plan_read(doc, parent, self.scope_id.steps[-1].node_key, new)
 
     def revert(self, doc: Document) -> None:
         assert self._old is not None
+        for reorder in reversed(self._reorders):
+            reorder.revert(doc)
         target = doc.scope(self.scope_id).proto
         target.CopyFrom(self._old)
         doc.set_scope_keys(self.scope_id, self._old_keys)

@@ -23,6 +23,7 @@ from designer.core.edits import (
     SetNodeOutput,
 )
 from designer.core.edits.lookup import names_in_use
+from designer.core.edits.order import plan_read
 from designer.core.errors import EditError
 from designer.core.names import unique_name
 from designer.core.scope import ScopeId
@@ -49,8 +50,9 @@ def link_edit(
 
     An input takes one link: a link already there, or an initializer feeding it, is
     replaced. An unnamed output (optional or the growth terminal) is named first. Linking to
-    a graph output makes the graph output that tensor. Raises EditError for a link that
-    cannot be made (into its own node, output to output, …)."""
+    a graph output makes the graph output that tensor. A link into an earlier node keeps the
+    node list sorted (the edit moves nodes, see SetNodeInput). Raises EditError for a link
+    that cannot be made (into its own node, output to output, one closing a cycle, …)."""
     scope_id = graph.scope
     src_key, src_slot = source
     dst_key, dst_slot = target
@@ -88,6 +90,9 @@ def link_edit(
         ]
         label = f"Make {tensor} graph output"
     else:
+        # refuse a cycle here, before the output naming above is applied and undone again
+        producer = src_key if src.kind == NodeKind.OP else None
+        plan_read(doc, scope_id, dst_key, [tensor], producer=producer)
         edits.append(SetNodeInput(scope_id, dst_key, dst_slot, tensor))
         label = f"Link {src.name} → {dst.name}"
     return edits[0] if len(edits) == 1 else CompoundEdit(label, edits)
