@@ -65,7 +65,9 @@ def test_profile_local_with_reports(tmp_path: Path) -> None:
     profile = tmp_path / "a b;rm -rf x.ort-profile.json"
     assert f"profile: {profile}" in result.stdout and profile.is_file()
     names = sorted(p.name for p in (tmp_path / "reports").iterdir())
-    assert "a b;rm -rf x.ort-profile_detail.csv" in names and len(names) == 10
+    # what `report` writes (six reports, named as it names them: spaces as underscores) and
+    # the timeline, each as CSV and JSON
+    assert "a_b;rm_-rf_x.ort-profile_detail.csv" in names and len(names) == 14
 
 
 def test_profile_errors_are_one_line(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
@@ -157,8 +157,38 @@ def report_cancelled(kept: str | None) -> int:
     return CANCELLED_EXIT
 
 
+def free_dims(model: Any) -> list[str]:
+    """The named free dimensions (``dim_param``) of ``model``'s graph inputs (initializers
+    left out), in order of appearance: the names ``--dim`` / ``--check-dim`` can set."""
+    inits = {i.name for i in model.graph.initializer}
+    names: dict[str, None] = {}
+    for value in model.graph.input:
+        if value.name in inits or not value.type.HasField("tensor_type"):
+            continue
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.HasField("dim_param") and dim.dim_param:
+                names[dim.dim_param] = None
+    return list(names)
+
+
+def unknown_dims(option: str, given: Iterable[str], model: Any) -> str | None:
+    """The usage error of a ``option NAME=V`` whose NAME is no free dimension of ``model``
+    (one line naming the ones it has), or None when every name is one."""
+    names = free_dims(model)
+    bad = [name for name in given if name not in names]
+    if not bad:
+        return None
+    has = f"its free dims: {', '.join(names)}" if names else "its inputs have none by name"
+    options = ", ".join(f"{option} {b}" for b in bad)
+    which = ", ".join(repr(b) for b in bad)
+    plural = "s" if len(bad) > 1 else ""
+    return (
+        f"onnx-designer: error: {options}: the model has no free dimension{plural} {which} ({has})"
+    )
+
+
 def _profile_ort(args: argparse.Namespace) -> int:
-    from designer.activities.reports import model_nodes, parse_ort_profile, write_tables
+    from designer.activities.reports import model_nodes, parse_ort_profile
     from designer.activities.runner import OrtProfileOptions, ort_deployment, run_ort_profile
     from designer.activities.targets import LocalTarget
     from designer.core.io import read_model
@@ -170,6 +200,10 @@ def _profile_ort(args: argparse.Namespace) -> int:
             raise _designer_error(f"--dim {item!r}: expected NAME=POSITIVE_INTEGER")
         dims[name] = int(value)
     model = read_model(args.model)  # one clear error for a bad model, before any connection
+    usage = unknown_dims("--dim", dims, model)
+    if usage is not None:  # a name the model lacks would be ignored: the run is not the asked one
+        print(usage, file=sys.stderr)
+        return 2
     options = OrtProfileOptions(
         model=args.model,
         iterations=args.iterations,
@@ -224,11 +258,29 @@ def _profile_ort(args: argparse.Namespace) -> int:
         )
     for node in report.nodes[:5]:
         print(f"  {node.percent:5.1f}%  {node.op_type:<16} {node.name}")
+    for warning in report.warnings:
+        _err(f"warning: {result.profile}: {warning}")
     if args.report_dir:
-        name = result.profile.name.removesuffix(".json")
-        for path in write_tables(report.tables(), args.report_dir, name):
+        for path in _write_reports(result.profile, model, report, args.report_dir):
             print(f"wrote {path}")
     return 0
+
+
+def _write_reports(profile: Path, model: Any, report: Any, folder: Path) -> list[Path]:
+    """What ``onnx-designer report PROFILE --model MODEL`` writes (the six reports, same
+    names and layouts), over the runs after the warm-up ones as the printed summary, plus
+    the timeline of the typical run. Raises DesignerError (one line)."""
+    from designer.activities.analysis.analyze import analyze
+    from designer.activities.reports import write_tables
+
+    runs = len(report.iterations)
+    start = min(report.summary.warmup_runs, runs - 1) if runs else None
+    analysis = analyze(profile, model=model, iter_start=start)
+    tables = {**analysis.tables(), "timeline": report.tables()["timeline"]}
+    try:
+        return write_tables(tables, folder, analysis.profile.name)
+    except OSError as exc:
+        raise _designer_error(f"{folder}: cannot write ({exc.strerror or exc})") from None
 
 
 def _connection_add(args: argparse.Namespace) -> int:
@@ -335,7 +387,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "ort",
         help="profile with ONNX Runtime",
         description="Run ONNX Runtime's profiler on MODEL (random inputs unless --inputs) and "
-        "print a summary; --report-dir writes the report tables as CSV and JSON.",
+        "print a summary; --report-dir writes what `onnx-designer report PROFILE --model MODEL` "
+        "writes (summary, detail, op_type, iteration, kernel, expert; runs after the warm-up), "
+        "plus the timeline, as CSV and JSON.",
     )
     ort.add_argument("model", type=Path, help="the .onnx file")
     ort.add_argument(
@@ -361,7 +415,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="append",
         default=[],
         metavar="NAME=V",
-        help="value of a free dimension for random inputs (default 1)",
+        help="value of a named free dimension of the model's inputs for random inputs "
+        "(default 1; a name the model lacks is a usage error)",
     )
     ort.add_argument(
         "--output",
@@ -369,7 +424,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="PROFILE.json",
         help="profile path (default <model>.ort-profile.json)",
     )
-    ort.add_argument("--report-dir", type=Path, metavar="DIR")
+    ort.add_argument(
+        "--report-dir",
+        type=Path,
+        metavar="DIR",
+        help="write the reports of `report` (and the timeline) into DIR",
+    )
     ort.add_argument(
         "--offline",
         action="store_true",

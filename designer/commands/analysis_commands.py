@@ -57,6 +57,8 @@ def _report(args: argparse.Namespace) -> int:
         except OSError as exc:
             return _fail(f"{output}: cannot write ({exc.strerror or exc})")
         written_all += written
+        for warning in analysis.profile.warnings:
+            print(f"onnx-designer: warning: {profile}: {warning}", file=sys.stderr)
         s = analysis.stats
         rng = "" if s.range is None else f", iterations {s.range.start}..{s.range.stop}"
         print(
@@ -85,6 +87,9 @@ def _compare(args: argparse.Namespace) -> int:
         sb = compute_stats(load_profile(args.b, model=model_b), args.iter_start, args.iter_stop)
     except (DesignerError, ValueError) as exc:
         return _fail(str(exc))
+    for path, stats in ((args.a, sa), (args.b, sb)):
+        for warning in stats.profile.warnings:
+            print(f"onnx-designer: warning: {path}: {warning}", file=sys.stderr)
     cmp = compare_stats(sa, sb)
     tables = cmp.tables()
     if args.json:

@@ -21,9 +21,13 @@ if TYPE_CHECKING:
 
 
 def _load(files: list[str], siblings: bool) -> EngineBundle:
-    from designer.activities.reports.engine_bundle import load_engine
+    """The engine of ``files``; a profile of another engine (too few of its layers are the
+    engine's, the rule the window's Load Profile… applies) fails with one line when given,
+    and is left out with a note when found beside the layer JSON."""
+    from designer.activities.reports.engine_bundle import load_engine, own_profile_only
 
-    return load_engine([Path(f) for f in files], siblings=siblings)
+    paths = [Path(f) for f in files]
+    return own_profile_only(load_engine(paths, siblings=siblings), paths)
 
 
 def _fmt(value: Any) -> str:
@@ -35,19 +39,18 @@ def _fmt(value: Any) -> str:
 
 
 def _print_table(table: Table, limit: int | None = None) -> None:
-    keys = [c.key for c in table.columns]
+    """``table`` as aligned text; a column's unit follows its label (``Latency (ms)``), as
+    the window's table headers show it."""
+    labels = [f"{c.label} ({c.unit})" if c.unit else c.label for c in table.columns]
     rows = [[_fmt(v) if v is not None else "" for v in row] for row in table.rows[:limit]]
-    widths = [max([len(c.label)] + [len(r[i]) for r in rows]) for i, c in enumerate(table.columns)]
+    widths = [max([len(label)] + [len(r[i]) for r in rows]) for i, label in enumerate(labels)]
     widths = [min(w, 60) for w in widths]
     print(f"{table.title}:")
-    print(
-        "  " + "  ".join(c.label.ljust(w)[:w] for c, w in zip(table.columns, widths, strict=True))
-    )
+    print("  " + "  ".join(label.ljust(w)[:w] for label, w in zip(labels, widths, strict=True)))
     for row in rows:
         print("  " + "  ".join(cell.ljust(w)[:w] for cell, w in zip(row, widths, strict=True)))
     if limit is not None and len(table.rows) > limit:
         print(f"  … {len(table.rows) - limit} more (use --json or --output for all)")
-    del keys
 
 
 def _info_dict(bundle: EngineBundle) -> dict[str, Any]:

@@ -5,6 +5,9 @@ and what to do. Split from :mod:`designer.commands.transform_commands`."""
 from __future__ import annotations
 
 import argparse
+import difflib
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import onnx
 
@@ -33,6 +36,56 @@ _CONVERTED_SIDE = (
 )
 
 
+def unknown_block_names(
+    model: onnx.ModelProto, nodes: Iterable[str], ops: Iterable[str]
+) -> tuple[str | None, list[str]]:
+    """(the usage error, warnings) for ``--block-node`` / ``--block-op`` values: a node
+    name no node of the model has (labels of unnamed nodes included) is an error, since a
+    typo would leave the node in float16 without a word; an operator this model does not use
+    is a warning (lists of ops are shared between models), unless no ONNX operator has that
+    name, which is an error with the likely one."""
+    names: set[str] = set()
+    types: set[str] = set()
+    for graph in _graphs(model):
+        for node in graph.node:
+            names.add(node.name)
+            types.add(node.op_type)
+    missing = [n for n in dict.fromkeys(nodes) if n not in names]
+    if missing:
+        hints = [
+            f"'{n}'" + (f" (did you mean '{close[0]}'?)" if close else "")
+            for n in missing
+            for close in [difflib.get_close_matches(n, names, n=1)]
+        ]
+        return f"--block-node: no node of the model is named {', '.join(hints)}", []
+    warnings: list[str] = []
+    for op in dict.fromkeys(ops):
+        if op in types:
+            continue
+        if not onnx.defs.has(op):
+            known = {s.name for s in onnx.defs.get_all_schemas()} | types
+            close = [k for k in known if k.lower() == op.lower()] or difflib.get_close_matches(
+                op, known, n=1
+            )
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            return f"--block-op: '{op}' is no ONNX operator{hint}", []
+        warnings.append(f"--block-op {op}: the model has no {op} node; it blocks nothing")
+    return None, warnings
+
+
+def _graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
+    """The main graph, every subgraph and every local function body (as graphs of nodes)."""
+    stack: list[Any] = [model.graph, *model.functions]
+    while stack:
+        graph = stack.pop()
+        yield graph
+        for node in graph.node:
+            for attr in node.attribute:
+                if attr.HasField("g"):
+                    stack.append(attr.g)
+                stack.extend(attr.graphs)
+
+
 def check_not_run(args: argparse.Namespace, model: onnx.ModelProto, reason: str) -> str:
     """The error line of a numerical check that could not run: why (``reason``, the
     report's ``skipped``), and what to do."""
@@ -44,6 +97,9 @@ def check_not_run(args: argparse.Namespace, model: onnx.ModelProto, reason: str)
     elif reason.startswith(_ORIGINAL) and not failed_on_inputs(reason):
         pass  # the model does not load in onnxruntime, whatever the inputs
     elif args.inputs is None:
+        given = " ".join(f"--check-dim {name}={size}" for name, size in args.check_dim)
+        if given:  # the sizes asked for may be what does not fit
+            todo.append(f"check the sizes given ({given})")
         dims = _symbolic_dims(model, dict(args.check_dim))
         if dims:
             sizes = " ".join(f"--check-dim {d}=N" for d in dims)

@@ -19,7 +19,7 @@ from typing import Any
 
 import onnx
 
-from designer.commands.fp16_messages import check_not_run
+from designer.commands.fp16_messages import check_not_run, unknown_block_names
 
 
 def _prepare(args: argparse.Namespace) -> onnx.ModelProto:
@@ -171,9 +171,22 @@ def _fp16(args: argparse.Namespace) -> int:
 
     with _interruptible():
         model = _prepare(args)
+        from designer.commands.activity_commands import unknown_dims
+
+        usage = unknown_dims("--check-dim", [name for name, _n in args.check_dim], model)
+        if usage is not None:  # a name the model lacks would be ignored by the check
+            print(usage, file=sys.stderr)
+            return 2
         # unnamed nodes get labels ('Exp #3 (unnamed)') while this runs: the check blames
         # them by it, and auto-block and --block-node keep them in float32 by it
         labels = label_unnamed_nodes(model)
+        usage, warnings = unknown_block_names(model, args.block_node, args.block_op)
+        if usage is not None:
+            clear_labels(model, labels)
+            print(f"onnx-designer: error: {usage}", file=sys.stderr)
+            return 2
+        for warning in warnings:
+            print(f"onnx-designer: warning: {warning}", file=sys.stderr)
         base = frozenset() if args.no_default_block_ops else DEFAULT_BLOCK_OPS
         options = FP16Options(
             keep_io_types=args.keep_io_types,
@@ -324,9 +337,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _non_negative(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
     if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative")
+        raise argparse.ArgumentTypeError(f"{text} is negative: give 0 or more")
     return value
 
 
@@ -473,7 +489,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="DIR",
         help="folder of TensorProto .pb input files (default: random inputs)",
     )
-    fp16.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    fp16.add_argument(
+        "--seed", type=_non_negative, default=0, help="seed of the random inputs (0 or more)"
+    )
     fp16.add_argument("--no-check", action="store_true", help="skip the numerical check")
     fp16.set_defaults(handler=_fp16)
 

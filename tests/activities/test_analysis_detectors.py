@@ -91,10 +91,13 @@ def test_fp16_model_on_cpu_says_why_it_still_ran_fp32(tmp_path: Path) -> None:
     )
 
 
-def test_alignment_rule() -> None:
-    fires = analyze(OPT_OFF, model=TINY)
+def test_alignment_rule(tmp_path: Path) -> None:
+    # Tensor Cores are GPU units: the CPU provider's run of the same model has no finding.
+    assert "alignment-8" not in ids(analyze(OPT_OFF, model=TINY))
+    fires = analyze(_gpu_run(tmp_path), model=TINY)
     f = finding(fires, "alignment-8")
     assert f.nodes == ("Times212",) and "N 10" in f.problem and "10 -> 16" in f.fix
+    assert "CUDAExecutionProvider" in f.problem and "Pad the weights" in f.fix  # fc_w
     clean = analyze(RESNET / "fp16" / "resnet.onnx.engine.profile.json")
     assert "alignment-8" not in ids(clean)
 

@@ -32,7 +32,7 @@ from designer.activities.analysis.profile import (
     profile_name,
 )
 from designer.activities.reports.node_mapping import NodeMapper, model_nodes
-from designer.activities.reports.ort_profile import ProfileFormatError, load_profile_events
+from designer.activities.reports.ort_profile import ProfileFormatError, read_profile_events
 
 __all__ = ["ort_profile"]
 
@@ -75,7 +75,7 @@ def ort_profile(
     path: Path, *, model: onnx.ModelProto | None = None, key_node: str | None = None
 ) -> Profile:
     try:
-        events = load_profile_events(path)
+        events, cut_off = read_profile_events(path)
     except ProfileFormatError as exc:
         raise NotAProfileError(f"{exc}; expected {EXPECTED}") from None
     load_us = init_us = 0
@@ -95,9 +95,11 @@ def ort_profile(
             node_events.append(event)
         elif cat == "Kernel":
             kernel_events.append((len(node_events) - 1, event))
-    if not node_events and not runs:
+    if not node_events:
+        what = f"{len(runs)} model_run event(s) only" if runs else "no model_run events either"
         raise NotAProfileError(
-            f"{path}: no ONNX Runtime node or model_run events; expected {EXPECTED}"
+            f"{path}: no ONNX Runtime node events ({what}), so nothing to report; expected "
+            f"{EXPECTED}"
         )
     mapper = NodeMapper(model_nodes(model)) if model is not None else None
     index_of: dict[tuple[str, str, str], int] = {}
@@ -217,6 +219,7 @@ def ort_profile(
         key_node=key_used,
         facts=facts,
         notes=notes,
+        warnings=[] if cut_off is None else [cut_off],
         model=model,
     )
 

@@ -39,6 +39,7 @@ __all__ = [
     "ProfiledNode",
     "load_profile",
     "precision_from_type",
+    "profile_kind",
     "profile_name",
 ]
 
@@ -76,6 +77,9 @@ class ProfiledNode:
     output_shapes: tuple[tuple[int, ...], ...] = ()
     kernels: tuple[str, ...] = ()  # TensorRT tactic name, ORT GPU kernel names
     shapes_text: str = ""
+    # A stand-alone TensorRT quantize/dequantize layer (the layer JSON's Origin "QDQ", a
+    # Quantize/Dequantize layer): typed Reformat by TensorRT 8.x, but no layout conversion.
+    qdq: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,9 @@ class Profile:
     key_node: str | None = None
     facts: list[tuple[str, Cell, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: what makes the numbers doubtful (a file cut off), one line each: the summary's
+    #: ``warning`` rows, and a warning on stderr / in the window
+    warnings: list[str] = field(default_factory=list)
     model: onnx.ModelProto | None = field(default=None, repr=False)
 
     @property
@@ -204,6 +211,12 @@ def _sniff(path: Path) -> str:
     raise NotAProfileError(f"{path}: not a profile; expected {EXPECTED}")
 
 
+def profile_kind(path: Path) -> ProfileKind:
+    """What :func:`load_profile` reads ``path`` as, from the file's start (cheap: 64 KiB);
+    NotAProfileError (one line) when it is neither kind."""
+    return "onnxruntime" if _sniff(path) == "ort" else "tensorrt"
+
+
 def load_profile(
     path: Path,
     *,
@@ -226,4 +239,10 @@ def load_profile(
             f"{path}: --key-node needs per-execution times; a TensorRT profile records "
             "per-layer aggregates (its iterations come from --exportTimes)"
         )
-    return trt_profile(path, model=model, extra=extra)
+    profile = trt_profile(path, model=model, extra=extra)
+    if not profile.nodes:
+        raise NotAProfileError(
+            f"{path}: no layer records in the TensorRT profile, so nothing to report; "
+            f"expected {EXPECTED}"
+        )
+    return profile

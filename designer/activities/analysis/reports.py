@@ -65,6 +65,7 @@ def _summary(stats: ProfileStats, findings: Sequence[Finding] | None) -> Table:
     if findings is not None:
         rows.append(("findings", len(findings), ""))
     rows += list(p.facts)
+    rows += [("warning", warning, "") for warning in p.warnings]
     rows += [("note", note, "") for note in p.notes]
     columns = (Column("metric", "Metric"), Column("value", "Value"), Column("unit", "Unit"))
     return Table("summary", "Summary", columns, rows)
@@ -245,6 +246,8 @@ def _kernel_rows(stats: ProfileStats) -> list[tuple[Cell, ...]]:
             n = t.node
             if n.kernels:
                 name, source = n.kernels[0], "tactic" if p.kind == "tensorrt" else "gpu kernel"
+            elif p.kind == "tensorrt":  # no layer JSON (or no tactic in it): not guessed
+                name, source = "not recorded", "not recorded"
             else:
                 name, source = f"{n.device or 'unknown'}::{n.op_type}", "provider kernel"
             name_of[n.index] = name
@@ -271,7 +274,9 @@ def _kernel_rows(stats: ProfileStats) -> list[tuple[Cell, ...]]:
                 d[0] if d else None,
                 d[-1] if d else None,
                 100.0 * g.total_us / grand,
-                int(tensor_core_kernel(name)) if g.source != "provider kernel" else None,
+                None
+                if g.source in ("provider kernel", "not recorded")
+                else int(tensor_core_kernel(name)),
                 len(g.nodes),
                 " ".join(sorted(o for o in g.ops if o)),
             )

@@ -119,7 +119,9 @@ def default_range(profile: Profile) -> IterRange | None:
 
 
 def resolve_range(profile: Profile, start: int | None, stop: int | None) -> IterRange | None:
-    """The range asked for, checked (ValueError with one line when impossible)."""
+    """The range asked for, checked: a start or stop outside the profile's iterations, or
+    a start after the stop, is a ValueError with one line that says which and what the
+    profile has (never clamped silently)."""
     n = len(profile.iterations)
     if n == 0:
         if start is not None or stop is not None:
@@ -130,13 +132,23 @@ def resolve_range(profile: Profile, start: int | None, stop: int | None) -> Iter
         return None
     base = default_range(profile)
     assert base is not None
+    available = f"the profile's iterations are 0..{n - 1}"
+    for flag, value in (("--iter-start", start), ("--iter-stop", stop)):
+        if value is not None and not 0 <= value < n:
+            raise ValueError(f"{flag} {value} is outside the profile: {available}")
     lo = base.start if start is None else start
     hi = base.stop if stop is None else stop
-    if lo < 0 or hi < lo or lo >= n:
+    if lo > hi:
+        if start is None:  # only the stop was given: it is before the default start
+            raise ValueError(
+                f"--iter-stop {hi} is before the default --iter-start {lo} (the first run "
+                f"is left out as a warm-up): give --iter-start too ({available})"
+            )
         raise ValueError(
-            f"iteration range {lo}..{hi} is outside the profile's iterations 0..{n - 1}"
+            f"iteration range {lo}..{hi} is inverted: --iter-start {lo} is after "
+            f"--iter-stop {hi} ({available})"
         )
-    return IterRange(lo, min(hi, n - 1))
+    return IterRange(lo, hi)
 
 
 def compute_stats(

@@ -28,7 +28,12 @@ from designer.activities.analysis.profile import (
     ProfiledNode,
     profile_name,
 )
-from designer.activities.reports.engine_bundle import classify, sibling_files
+from designer.activities.reports.engine_bundle import (
+    classify,
+    match_profile,
+    profile_companions,
+    timing_mismatch,
+)
 from designer.activities.reports.trt_engine import EngineFormatError, EngineGraph, parse_graph
 from designer.activities.reports.trt_formats import REFORMAT_NAME, names_from_layer_name
 from designer.activities.reports.trt_profile import (
@@ -57,17 +62,45 @@ def _names(layer_name: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _siblings(path: Path) -> list[Path]:
-    found = list(sibling_files(path))
-    stem = path.name
-    for suffix in ("-exportProfile.json",):  # the trtexec samples' names
-        if stem.endswith(suffix):
-            base = path.with_name(stem[: -len(suffix)])
-            found += [
-                base.with_name(base.name + f"-{k}")
-                for k in ("exportLayerInfo.json", "exportLayerInfo.log", "exportTimes.json")
-            ]
-    return [p for p in found if p.is_file() and p.resolve() != path.resolve()]
+def _own_graph(
+    path: Path, profile: EngineProfile, graph: EngineGraph | None, left_out: list[str]
+) -> EngineGraph | None:
+    """``graph`` when it is the profiled engine's layer JSON: enough of the profile's layers
+    are its layers (:func:`match_profile`, the rule that refuses another engine's profile
+    in the engine view and ``engine report``). Another engine's (given with --with or found
+    beside) is not combined: None, and a line in ``left_out`` (the profile's warnings)."""
+    if graph is None:
+        return None
+    match = match_profile(graph, profile)
+    if match.enough:
+        return graph
+    name = graph.source.name if graph.source is not None else "the layer JSON"
+    example = f" (e.g. {match.missing[0]!r})" if match.missing else ""
+    left_out.append(
+        f"{name} describes another engine: {match.matched} of the {match.profiled} layers "
+        f"of {path.name} are its layers{example}; not combined, so layer types, precisions "
+        "and tactics are not recorded. Give the layer JSON of the engine that was profiled "
+        "(trtexec --loadEngine=<engine> --exportLayerInfo=… --profilingVerbosity=detailed)"
+    )
+    return None
+
+
+def _own_timing(
+    path: Path, profile: EngineProfile, timing: EngineTiming | None, left_out: list[str]
+) -> EngineTiming | None:
+    """``timing`` unless its GPU compute times cannot be the profiled engine's
+    (:func:`timing_mismatch`, a heuristic): then it is left out of the iteration times, with
+    a line in ``left_out`` (the profile's warnings), given or found beside."""
+    if timing is None:
+        return None
+    why = timing_mismatch(profile, timing)
+    if why is None:
+        return timing
+    name = timing.source.name if timing.source is not None else "the --exportTimes JSON"
+    left_out.append(
+        f"{name} is not combined with {path.name}: {why}; the iteration times are not shown"
+    )
+    return None
 
 
 def trt_profile(
@@ -78,7 +111,7 @@ def trt_profile(
     timing: EngineTiming | None = None
     logs: list[TrtexecLog] = []
     seen: set[Path] = set()
-    for i, p in enumerate([path, *extra, *_siblings(path)]):
+    for i, p in enumerate([path, *extra, *profile_companions(path)]):
         if p.resolve() in seen:
             continue
         seen.add(p.resolve())
@@ -108,6 +141,10 @@ def trt_profile(
             graph = log.graph
     if profile is None:
         raise NotAProfileError(f"{path}: no per-layer times in it; expected {EXPECTED}")
+    left_out: list[str] = []
+    found_graph = graph is not None
+    graph = _own_graph(path, profile, graph, left_out)
+    timing = _own_timing(path, profile, timing, left_out)
     model_names = {n.name for n in model.graph.node} if model is not None else None
     nodes: list[ProfiledNode] = []
     aggregates: dict[int, Aggregate] = {}
@@ -134,12 +171,14 @@ def trt_profile(
             ins = tuple(t.dims or () for t in eng.inputs)
             outs = tuple(t.dims or () for t in eng.outputs)
             text = " ; ".join(t.label() for t in eng.inputs)
+            qdq = eng.is_qdq
         else:
+            # Only the name is recorded: TensorRT names the reformats it inserts
+            # ("Reformatting CopyNode for …"); type, precision and tactic are not recorded
+            # (a Myelin name is a layer's, not its kernel's).
             reformat = bool(REFORMAT_NAME.match(layer.name)) or layer.name.startswith("Reformat")
-            myelin = "_myl" in layer.name or layer.name.startswith("__my")
-            op_type = "Reformat" if reformat else "Myelin" if myelin else "not recorded"
-            precision, ins, outs, text = None, (), (), ""
-            kernels = (layer.name,) if myelin else ()  # a Myelin profile entry is a kernel
+            op_type = "Reformat" if reformat else "not recorded"
+            precision, ins, outs, text, kernels, qdq = None, (), (), "", (), False
         index = len(nodes)
         nodes.append(
             ProfiledNode(
@@ -154,6 +193,7 @@ def trt_profile(
                 output_shapes=outs,
                 kernels=kernels,
                 shapes_text=text,
+                qdq=qdq,
             )
         )
         mean = (layer.average_ms or 0.0) * 1000.0
@@ -198,7 +238,7 @@ def trt_profile(
             f"{named - matched} of the {named} layers that name ONNX nodes name none of the "
             "model's: their ONNX-node column is empty"
         )
-    if graph is None:
+    if not found_graph:
         notes.append("no layer JSON found: layer types, precisions and tactics are unknown")
     return Profile(
         name=profile_name(path),
@@ -210,5 +250,6 @@ def trt_profile(
         aggregates=aggregates,
         facts=facts,
         notes=notes,
+        warnings=left_out,  # a companion of another engine, not combined
         model=model,
     )

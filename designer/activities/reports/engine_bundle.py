@@ -9,6 +9,8 @@ trtexec samples, ``<model>-exportLayerInfo.*`` / ``-exportProfile.json`` / ``-ex
 :func:`with_profile` adds a profile to an engine already loaded: only when enough of its layers
 are the engine's (:func:`match_profile`), and without touching what the engine itself recorded
 (its TensorRT version and device); the profiling run's own are kept apart in ``profile_run``.
+:func:`own_profile_only` applies the same rule to what :func:`load_engine` combined (the
+command line), and :func:`timing_mismatch` tells an ``--exportTimes`` JSON of another engine.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from designer.activities.reports.trtexec_log import TrtexecLog, is_trtexec_log, 
 
 __all__ = [
     "PROFILE_MATCH_MIN",
+    "TIMING_RATIO",
     "EngineBundle",
     "FileKind",
     "ProfileMatch",
@@ -54,9 +57,13 @@ __all__ = [
     "engine_name",
     "load_engine",
     "match_profile",
+    "other_engine_message",
+    "own_profile_only",
+    "profile_companions",
     "read_profile",
     "run_description",
     "sibling_files",
+    "timing_mismatch",
     "with_profile",
 ]
 
@@ -173,6 +180,25 @@ def sibling_files(path: Path) -> list[Path]:
     return [c for c in candidates if c.is_file() and c.resolve() != path.resolve()]
 
 
+def profile_companions(path: Path) -> list[Path]:
+    """Existing files beside a profile that are named after its engine: TREx's
+    ``<engine>.<kind>.json`` and logs, and for the trtexec samples' ``<model>-exportProfile
+    .json`` also ``<model>-exportLayerInfo.{json,log}`` (not including ``path`` itself)."""
+    found = list(sibling_files(path))
+    suffix = "-exportProfile.json"
+    if path.name.endswith(suffix):
+        base = path.name[: -len(suffix)]
+        found += [
+            path.with_name(f"{base}-{k}")
+            for k in ("exportLayerInfo.json", "exportLayerInfo.log", "exportTimes.json")
+        ]
+    out: list[Path] = []
+    for p in found:
+        if p.is_file() and p.resolve() != path.resolve() and p not in out:
+            out.append(p)
+    return out
+
+
 def _read(path: Path) -> str:
     try:
         data = path.read_bytes()
@@ -271,6 +297,29 @@ def load_engine(
     return dataclasses.replace(_assemble(found), skipped=tuple(skipped))
 
 
+def own_profile_only(bundle: EngineBundle, given: Iterable[Path | str]) -> EngineBundle:
+    """``bundle`` when it has no profile or its profile is the engine's (:func:`match_profile`,
+    as :func:`with_profile` decides: what the command line accepts). A profile of another
+    engine is refused when it is one of the ``given`` files (EngineFormatError, the line
+    with_profile gives) and left out, with a ``skipped`` line, when it was only found beside
+    the layer JSON. (:func:`load_engine` itself keeps any profile: the report card shows
+    what is not in the layer JSON.)"""
+    if bundle.profile is None:
+        return bundle
+    match = match_profile(bundle.graph, bundle.profile)
+    if match.enough:
+        return bundle
+    log = next((log for log in bundle.logs if log.profile is bundle.profile), None)
+    source = bundle.profile.source or (log.source if log is not None else None)
+    path = Path(source) if source is not None else Path("the profile")
+    message = other_engine_message(path, log.run if log else None, match, bundle.name)
+    if source is None or path.resolve() in {Path(p).resolve() for p in given}:
+        raise EngineFormatError(message)
+    sources = {k: v for k, v in bundle.sources.items() if k != "profile"}
+    skipped = (*bundle.skipped, f"skipped {message}")
+    return dataclasses.replace(bundle, profile=None, sources=sources, skipped=skipped)
+
+
 def _assemble(found: list[tuple[Path, FileKind, Any]]) -> EngineBundle:
     graph: EngineGraph | None = None
     graph_path: Path | None = None
@@ -333,6 +382,31 @@ def match_profile(graph: EngineGraph, profile: EngineProfile) -> ProfileMatch:
     return ProfileMatch(len(profile.layers) - len(missing), len(profile.layers), missing)
 
 
+# A --exportTimes JSON is taken to time the profiled engine when the profile's per-layer
+# means add up to between these multiples of its median GPU compute time (per-layer
+# profiling only adds time: the same engine gives 1.0-1.4 on the TREx examples; an FP32
+# timing beside an FP16 profile of one ResNet-18 gives 0.51, another network's 0.25).
+TIMING_RATIO = (0.67, 3.0)
+
+
+def timing_mismatch(profile: EngineProfile, timing: EngineTiming) -> str | None:
+    """Why ``timing`` (--exportTimes) cannot be the profiled engine's, or None when it can
+    (or nothing can be told: no GPU compute times, no layer times). Cost: O(records)."""
+    compute = sorted(r.compute_ms for r in timing.records if r.compute_ms is not None)
+    layers = sum(p.average_ms or 0.0 for p in profile.layers if p.name != "Total")
+    if not compute or layers <= 0.0:
+        return None
+    median = compute[len(compute) // 2]
+    low, high = TIMING_RATIO
+    if median > 0.0 and low <= layers / median <= high:
+        return None
+    return (
+        f"its median GPU compute time is {median:.4g} ms per iteration while the profile's "
+        f"layers add up to {layers:.4g} ms (ratio {layers / median if median else 0.0:.2f}, "
+        f"expected {low:g}-{high:g}): it times another engine or another shape"
+    )
+
+
 def run_description(run: RunInfo | None) -> str:
     """``TensorRT 10.16.1 · NVIDIA H100 PCIe`` (what a run recorded of both; "" for neither)."""
     if run is None:
@@ -357,6 +431,22 @@ def read_profile(path: Path) -> tuple[EngineProfile, RunInfo | None]:
     )
 
 
+def other_engine_message(
+    profile_path: Path, run: RunInfo | None, match: ProfileMatch, engine: str
+) -> str:
+    """The one line that refuses a profile of another engine (``match`` not enough): what
+    was profiled, how many layers match, and what to load instead."""
+    measured = run_description(run)
+    where = f" ({measured})" if measured else ""
+    example = f" (e.g. {match.missing[0]!r})" if match.missing else ""
+    return (
+        f"{profile_path.name}{where} profiles another engine: {match.matched} of its "
+        f"{match.profiled} layers are layers of {engine}{example}; not loaded. Load "
+        "this engine's own profile (trtexec --loadEngine=<this engine> "
+        "--exportProfile=profile.json)"
+    )
+
+
 def with_profile(bundle: EngineBundle, path: Path) -> tuple[EngineBundle, ProfileMatch]:
     """``bundle`` with the profile in ``path`` instead of its own (``bundle`` is unchanged).
 
@@ -370,15 +460,7 @@ def with_profile(bundle: EngineBundle, path: Path) -> tuple[EngineBundle, Profil
     profile, run = read_profile(path)
     match = match_profile(bundle.graph, profile)
     if not match.enough:
-        measured = run_description(run)
-        where = f" ({measured})" if measured else ""
-        example = f" (e.g. {match.missing[0]!r})" if match.missing else ""
-        raise EngineFormatError(
-            f"{path.name}{where} profiles another engine: {match.matched} of its "
-            f"{match.profiled} layers are layers of {bundle.name}{example}; not loaded. Load "
-            "this engine's own profile (trtexec --loadEngine=<this engine> "
-            "--exportProfile=profile.json)"
-        )
+        raise EngineFormatError(other_engine_message(path, run, match, bundle.name))
     sources = {**bundle.sources, "profile": [path]}
     changed = dataclasses.replace(bundle, profile=profile, profile_run=run, sources=sources)
     return changed, match

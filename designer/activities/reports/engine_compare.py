@@ -1,6 +1,8 @@
 """Compare two or more engines (e.g. FP32 vs FP16 vs QAT of one model): computations.
 
-- summary: latency, layers-sum, layer count, precision mix per engine;
+- summary: latency and its change against the first engine (ms and %), layers-sum, layer
+  count (all layers, NoOp copies included, as ``engine info``/``report`` and the precision
+  mix count them), precision mix per engine;
 - per-layer-type latency and counts with deltas against the first engine (the baseline);
 - layers matched through their ONNX node names: engine layers that share an ONNX node are one
   group (fusion differs between engines, so a group may hold several layers per engine);
@@ -180,7 +182,7 @@ def comparison_tables(cmp: EngineComparison) -> list[Table]:
                 d,
                 dp,
                 r.layers_sum_ms,
-                len([x for x in r.bundle.graph.layers if x.kind != "NoOp"]),
+                len(r.bundle.graph.layers),  # as engine info/report and the precision mix
                 len(r.reformats),
                 mix,
                 perf.throughput_qps if perf else None,
@@ -194,9 +196,9 @@ def comparison_tables(cmp: EngineComparison) -> list[Table]:
             Column("engine", "Engine"),
             Column("latency_ms", "Latency", "float", "ms"),
             Column("delta_ms", "Δ vs first", "float", "ms"),
-            Column("delta_percent", "Δ vs first", "percent", "%"),
+            Column("delta_percent", "Δ vs first, relative", "percent", "%"),
             Column("layers_sum_ms", "Layer sum", "float", "ms"),
-            Column("layers", "Layers", "int"),
+            Column("layers", "Layers (incl. NoOp)", "int"),
             Column("reformats", "Reformats", "int"),
             Column("precision_mix", "Precision mix"),
             Column("throughput_qps", "Throughput", "float", "qps"),

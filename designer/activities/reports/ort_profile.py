@@ -6,8 +6,9 @@ ORT writes a Chrome-trace list of ``{"cat", "name", "ts", "dur", "args"}`` event
 one ``model_run`` per ``Run()`` (warm-up runs included). ``Node`` events: since ORT 1.2x only
 ``<node>_kernel_time`` (older builds add ``_fence_before``/``_fence_after``, ignored here) with
 ``args.op_name``, ``provider``, ``node_index`` and shapes. Node events are assigned to the
-``model_run`` that contains them. A profile cut short (a cancelled run) may lack its closing
-``]``; it is repaired when the events themselves are whole.
+``model_run`` that contains them. A profile cut short (a cancelled run, a copy cut off) may
+lack its closing ``]`` or end inside an event; the whole events before the cut are kept, and
+the report says so (:data:`OrtProfileReport.warnings`, :func:`read_profile_events`).
 
 Cost: one JSON parse plus O(events log events); a 100-iteration profile of a 1000-node model
 (~100k events) parses in about a second.
@@ -19,6 +20,7 @@ import bisect
 import json
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +45,11 @@ __all__ = [
     "OrtProfileReport",
     "ProfileFormatError",
     "SessionSummary",
+    "cut_off_note",
     "load_profile_events",
     "parse_ort_profile",
     "percentile",
+    "read_profile_events",
 ]
 
 
@@ -53,8 +57,12 @@ class ProfileFormatError(DesignerError):
     """The file is not an ONNX Runtime profile (or is damaged beyond repair)."""
 
 
+@dataclass
 class OrtProfileReport(OrtProfileData):
-    """Everything one profile says, as plain data (the GUI tab and the CLI share it)."""
+    """Everything one profile says, as plain data (the GUI tab and the CLI share it).
+    ``warnings``: what makes its numbers doubtful (a file cut off), one line each."""
+
+    warnings: list[str] = field(default_factory=list)
 
     def tables(self) -> dict[str, Table]:
         """The E-1 reports: summary, detail, op_type, iteration, timeline."""
@@ -71,8 +79,20 @@ def percentile(sorted_values: Sequence[float], p: float) -> float:
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (pos - low)
 
 
-def load_profile_events(source: Path | str | bytes | list[Any]) -> list[dict[str, Any]]:
-    """The raw event list of a profile file (or its bytes, or an already-parsed list)."""
+def cut_off_note(events: int) -> str:
+    """The warning of a profile whose file was cut off after ``events`` whole events."""
+    return (
+        f"the profile was cut off after {events} events (the file ends before its closing "
+        "']'); the events after the cut are lost and the last iteration may be incomplete"
+    )
+
+
+def read_profile_events(
+    source: Path | str | bytes | list[Any],
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The raw event list of a profile file (or its bytes, or an already-parsed list) and,
+    when the file was cut off and repaired, the warning that says so (:func:`cut_off_note`)."""
+    repaired = False
     if isinstance(source, list):
         data: Any = source
     else:
@@ -84,17 +104,23 @@ def load_profile_events(source: Path | str | bytes | list[Any]) -> list[dict[str
                 text = Path(source).read_text(encoding="utf-8", errors="replace")
             except OSError as exc:
                 raise ProfileFormatError(f"{where}: cannot read ({exc.strerror or exc})") from None
-        data = _loads_repairing(text, where)
+        data, repaired = _loads_repairing(text, where)
     if isinstance(data, dict) and isinstance(data.get("traceEvents"), list):
         data = data["traceEvents"]
     if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
         raise ProfileFormatError("not an ONNX Runtime profile (expected a list of trace events)")
-    return data
+    return data, cut_off_note(len(data)) if repaired else None
 
 
-def _loads_repairing(text: str, where: str) -> Any:
+def load_profile_events(source: Path | str | bytes | list[Any]) -> list[dict[str, Any]]:
+    """The raw event list of a profile (:func:`read_profile_events` without its warning)."""
+    return read_profile_events(source)[0]
+
+
+def _loads_repairing(text: str, where: str) -> tuple[Any, bool]:
+    """The parsed JSON and whether it had to be repaired (a list cut off: its whole events)."""
     try:
-        return json.loads(text)
+        return json.loads(text), False
     except json.JSONDecodeError as exc:
         first_error = exc
     body = text.rstrip().rstrip(",")
@@ -103,7 +129,7 @@ def _loads_repairing(text: str, where: str) -> Any:
         cut = body.rfind("}")
         while cut > 0:
             try:
-                return json.loads(body[: cut + 1] + "]")
+                return json.loads(body[: cut + 1] + "]"), True
             except json.JSONDecodeError:
                 cut = body.rfind("}", 0, cut)
     raise ProfileFormatError(
@@ -137,7 +163,7 @@ def parse_ort_profile(
 ) -> OrtProfileReport:
     """Parse an ORT profile. The first ``warmup`` runs are excluded from the statistics (E-3);
     with ``model_nodes`` the profiled nodes are mapped back to the ONNX nodes."""
-    events = load_profile_events(source)
+    events, cut_off = read_profile_events(source)
     load_us = init_us = 0
     runs: list[tuple[int, int]] = []
     raw_nodes: list[tuple[int, dict[str, Any]]] = []
@@ -152,8 +178,12 @@ def parse_ort_profile(
                 runs.append((_int(event.get("ts")), _int(event.get("dur"))))
         elif cat == "Node" and name.endswith("_kernel_time"):
             raw_nodes.append((_int(event.get("ts")), event))
-    if not runs and not raw_nodes and not (load_us or init_us):
-        raise ProfileFormatError("no ONNX Runtime session or node events in the profile")
+    if not raw_nodes:
+        what = "session events only" if runs or load_us or init_us else "no session events"
+        raise ProfileFormatError(
+            f"{_where(source)}: no ONNX Runtime node events in the profile ({what}): not a "
+            "profile of a model's run"
+        )
     runs.sort()
     starts = [start for start, _ in runs]
     warmup = max(0, min(warmup, len(runs) - 1)) if runs else 0
@@ -181,14 +211,19 @@ def parse_ort_profile(
     mapper = NodeMapper(model_nodes) if model_nodes is not None else None
     nodes = _node_stats(counted, mapper)
     return OrtProfileReport(
-        source=str(source) if isinstance(source, (str, Path)) else "profile",
+        source=_where(source),
         summary=_summary(load_us, init_us, iterations),
         nodes=nodes,
         op_types=_op_type_stats(nodes),
         iterations=iterations,
         events=node_events,
         not_in_profile=mapper.uncovered([n.mapping for n in nodes]) if mapper else [],
+        warnings=[] if cut_off is None else [cut_off],
     )
+
+
+def _where(source: Path | str | bytes | list[Any]) -> str:
+    return str(source) if isinstance(source, (str, Path)) else "profile"
 
 
 def _summary(load_us: int, init_us: int, iterations: list[IterationTime]) -> SessionSummary:

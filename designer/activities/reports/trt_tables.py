@@ -20,8 +20,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from designer.activities.reports.engine_bundle import (
+    classify,
+    match_profile,
+    profile_companions,
+    read_profile,
+    timing_mismatch,
+)
 from designer.activities.reports.table import Cell, Column, Table
-from designer.activities.reports.trt_engine import EngineGraph, EngineLayer, load_graph
+from designer.activities.reports.trt_engine import (
+    EngineFormatError,
+    EngineGraph,
+    EngineLayer,
+    load_graph,
+    parse_graph,
+)
 from designer.activities.reports.trt_profile import (
     EngineProfile,
     EngineTiming,
@@ -33,7 +46,13 @@ from designer.activities.reports.trt_profile import (
 )
 from designer.activities.reports.trtexec_log import TrtexecLog, load_trtexec_log
 
-__all__ = ["TrtLayerRow", "TrtReport", "load_run_report", "load_trt_report"]
+__all__ = [
+    "TrtLayerRow",
+    "TrtReport",
+    "load_profile_report",
+    "load_run_report",
+    "load_trt_report",
+]
 
 # Myelin names a kernel after an ONNX node plus ``_myl<graph>_<kernel>``.
 _MYELIN = re.compile(r"^(.+?)_myl\d+_\d+$")
@@ -285,6 +304,39 @@ def load_trt_report(
     if times is not None and times.is_file():
         timing = parse_timing_json(read_json(times, "a trtexec --exportTimes JSON"), times)
     return TrtReport(profile or log, profiles, graph, parsed_log, timing)
+
+
+def load_profile_report(path: Path) -> TrtReport:
+    """The report of a profile file opened on its own (File > Open Profile…): a
+    ``--exportProfile`` JSON / TREx ``<engine>.profile.json`` or a trtexec log with the
+    ``--dumpProfile`` table, with the layer JSON, ``--exportTimes`` JSON and trtexec log
+    found beside it under its engine's name (:func:`profile_companions`). A layer JSON or
+    timing of another engine (:func:`match_profile`, :func:`timing_mismatch`) is left out.
+    Raises EngineFormatError (one line) when ``path`` holds no per-layer profile."""
+    kind, content = classify(path)
+    log: TrtexecLog | None = content if kind == "log" else None
+    if kind == "profile":
+        profile = parse_profile_json(content, path)
+    elif log is not None and log.profile is not None:
+        profile = log.profile
+    else:
+        profile, _ = read_profile(path)  # raises: what the file is, and what to give
+    graph = log.graph if log is not None else None
+    timing: EngineTiming | None = None
+    for extra in profile_companions(path):
+        try:
+            extra_kind, extra_content = classify(extra)
+            if extra_kind == "graph" and graph is None:
+                found = parse_graph(extra_content, extra)
+                graph = found if match_profile(found, profile).enough else None
+            elif extra_kind == "timing" and timing is None:
+                times = parse_timing_json(extra_content, extra)
+                timing = times if timing_mismatch(profile, times) is None else None
+            elif extra_kind == "log" and log is None:
+                log = extra_content
+        except EngineFormatError:  # a damaged file beside it: the profile still opens
+            continue
+    return TrtReport(path, [profile], graph, log, timing)
 
 
 def load_run_report(result: Any, layer_info: Path | None = None) -> TrtReport:

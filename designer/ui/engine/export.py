@@ -28,7 +28,7 @@ def export_engine_image(
 
     Returns (width, height, message): 0×0 for SVG; message is '' or a note (scaled down).
     Raises DesignerError for bad input. Creates an offscreen QApplication if none exists."""
-    from designer.activities.reports.engine_bundle import load_engine
+    from designer.activities.reports.engine_bundle import load_engine, own_profile_only
     from designer.ui.engine.tab import engine_view_of
 
     if QApplication.instance() is None:
@@ -41,7 +41,8 @@ def export_engine_image(
     options = ExportOptions(background=color, grid=grid, scale=scale)
     out = Path(out)
     format_for(out, options)  # fail on a bad suffix before reading anything
-    bundle = load_engine([Path(engine)] if profile is None else [Path(engine), Path(profile)])
+    given = [Path(engine)] if profile is None else [Path(engine), Path(profile)]
+    bundle = own_profile_only(load_engine(given), given)  # not another engine's latencies
     scene = EngineScene(Path(engine))
     scene.show(engine_view_of(bundle))
     message = render_scene_to_file(scene, out, options)

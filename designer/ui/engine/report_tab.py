@@ -9,13 +9,16 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtWidgets import (
     QFileDialog,
     QGridLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -32,6 +35,9 @@ if TYPE_CHECKING:
     from designer.ui.main_window import MainWindow
 
 TOP_N = 10
+#: The lint table's Layers column is at most this wide (px), its list elided on one line
+#: (the cell's tooltip has all of it), so Found and Fix fit beside it, wrapped.
+LINT_LAYERS_WIDTH = 180
 
 
 def _ms(value: float | None) -> str:
@@ -112,6 +118,46 @@ def lint_table(bundle: EngineBundle) -> Table:
     return Table("lint", "Lint findings", columns, rows)  # type: ignore[arg-type]
 
 
+class _OneLine(QStyledItemDelegate):
+    """Draws a cell on one line, elided at the right (its tooltip holds the full text)."""
+
+    def initStyleOption(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        super().initStyleOption(option, index)
+        option.features &= ~QStyleOptionViewItem.ViewItemFeature.WrapText
+        option.textElideMode = Qt.TextElideMode.ElideRight
+
+
+def fit_lint_columns(widget: TableWidget) -> None:
+    """Lay the lint table out to be read without scrolling sideways: Severity and Rule as
+    wide as their text, Layers capped at LINT_LAYERS_WIDTH (one line, elided), Found and
+    Fix sharing the rest, wrapped, each row as tall as its text."""
+    view, table = widget.view, widget.model.table
+    header = view.horizontalHeader()
+    layers = table.column_index("layers")
+    view.setItemDelegateForColumn(layers, _OneLine(view))
+    view.setWordWrap(True)
+    view.setTextElideMode(Qt.TextElideMode.ElideRight)
+    for key in ("severity", "rule"):
+        header.setSectionResizeMode(
+            table.column_index(key), QHeaderView.ResizeMode.ResizeToContents
+        )
+    header.setSectionResizeMode(layers, QHeaderView.ResizeMode.Interactive)
+    header.resizeSection(layers, min(header.sectionSize(layers), LINT_LAYERS_WIDTH))
+    for key in ("found", "fix"):
+        header.setSectionResizeMode(table.column_index(key), QHeaderView.ResizeMode.Stretch)
+    # Rows follow the wrapped text whenever the widths change (the window or a column is
+    # resized, a scroll bar comes or goes): a ResizeToContents vertical header misses those.
+    # Coalesced and run once the layout has settled (during it the widths are not final).
+    timer = QTimer(view)
+    timer.setSingleShot(True)
+    timer.setInterval(0)
+    timer.timeout.connect(view.resizeRowsToContents)
+    header.sectionResized.connect(lambda *_: timer.start())
+    view.resizeRowsToContents()
+
+
 class EngineReportTab(QWidget):
     """The report card of one engine (``path`` is its layer JSON, for export names)."""
 
@@ -150,6 +196,8 @@ class EngineReportTab(QWidget):
             ("summary", "Summary"),
         ):
             widget = TableWidget(self.tables[name])
+            if name == "lint":
+                fit_lint_columns(widget)
             widget.view.doubleClicked.connect(lambda index, n=name: self._jump(n, index))
             self.table_widgets[name] = widget
             self.tabs.addTab(widget, label)

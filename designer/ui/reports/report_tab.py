@@ -95,6 +95,12 @@ class ReportTab(QWidget):
         self.overlay_tab: DocumentTab | None = None
         self.header = QLabel()
         self.header.setWordWrap(True)
+        # What makes the numbers doubtful (a profile cut off), above everything else.
+        self.warning = QLabel()
+        self.warning.setWordWrap(True)
+        self.warning.setObjectName("report_warning")
+        self.warning.setStyleSheet("color:#b5651d;font-weight:bold")
+        self.warning.hide()
         self.warmup = QSpinBox()
         self.warmup.setRange(0, 1_000_000)
         self.warmup.setValue(warmup)
@@ -123,6 +129,7 @@ class ReportTab(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.addWidget(self.header)
+        layout.addWidget(self.warning)
         layout.addLayout(bar)
         layout.addWidget(self.tabs, 1)
         self.set_report(report)
@@ -137,6 +144,8 @@ class ReportTab(QWidget):
         self.report = report
         self.tables = report.tables()
         self.header.setText(summary_html(report, self.profile))
+        self.warning.setText("\n".join(f"Warning: {w}" for w in report.warnings))
+        self.warning.setVisible(bool(report.warnings))
         current = self.tabs.currentIndex()
         while self.tabs.count():
             widget = self.tabs.widget(0)
@@ -304,16 +313,35 @@ def add_report_tab(window: MainWindow, tab: ReportTab) -> ReportTab:
 DEFAULT_WARMUP = 1
 
 
+def _is_tensorrt(path: Path) -> bool:
+    """Whether ``path`` starts like a TensorRT profile (as ``onnx-designer report`` tells);
+    anything else goes to the ORT reader, which says what is wrong with it."""
+    from designer.activities.analysis.profile import NotAProfileError, profile_kind
+
+    try:
+        return profile_kind(path) == "tensorrt"
+    except NotAProfileError:
+        return False
+
+
 def open_profile(window: MainWindow, profile: Path, model: Path | None = None) -> Job:
-    """Read an ORT profile JSON off the GUI thread and show it as a report tab.
+    """Read a profile off the GUI thread and show it as a report tab: an ORT profile JSON as
+    the ORT report, a TensorRT profile (--exportProfile JSON, TREx ``<engine>.profile.json``,
+    trtexec log with --dumpProfile) as the TensorRT report with the layer JSON and timing
+    found beside it (:func:`load_profile_report`).
 
     ``model`` is the profiled model, when known: its node list maps fused profile entries
     back to ONNX nodes and enables "Show on Canvas". A file that cannot be read (or is no
-    ORT profile) ends in ``window.show_error`` with the reason; no tab is added."""
+    profile) ends in ``window.show_error`` with the reason; no tab is added."""
+    from designer.activities.reports.trt_tables import TrtReport
 
     def work(
         _report: object, _cancelled: object
-    ) -> tuple[OrtProfileReport, list[ModelNode] | None]:
+    ) -> tuple[OrtProfileReport, list[ModelNode] | None] | TrtReport:
+        if _is_tensorrt(profile):
+            from designer.activities.reports.trt_tables import load_profile_report
+
+            return load_profile_report(profile)
         nodes = None
         if model is not None and model.is_file():
             from designer.core.io import read_model
@@ -321,7 +349,12 @@ def open_profile(window: MainWindow, profile: Path, model: Path | None = None) -
             nodes = model_nodes(read_model(model))
         return parse_ort_profile(profile, warmup=DEFAULT_WARMUP, model_nodes=nodes), nodes
 
-    def done(result: tuple[OrtProfileReport, list[ModelNode] | None]) -> None:
+    def done(result: tuple[OrtProfileReport, list[ModelNode] | None] | TrtReport) -> None:
+        if isinstance(result, TrtReport):
+            from designer.ui.reports.trt_report_tab import open_trt_report_tab
+
+            open_trt_report_tab(window, result, model)
+            return
         report, nodes = result
         add_report_tab(window, ReportTab(window, profile, report, model, DEFAULT_WARMUP, nodes))
 

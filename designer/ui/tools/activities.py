@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     from designer.ui.jobs import Job
     from designer.ui.main_window import MainWindow
 
-PROFILE_FILTER = "ONNX Runtime profiles (*.json);;All files (*)"
+PROFILE_FILTER = (
+    "Profiles (*.json *.log *.txt);;ONNX Runtime / TensorRT profile JSON (*.json);;"
+    "trtexec logs with --dumpProfile (*.log *.txt);;All files (*)"
+)
 
 
 def ask_save_before_profile(window: MainWindow, tab: DocumentTab) -> str:
@@ -106,7 +109,10 @@ def install(window: MainWindow) -> None:
         tools.addAction(action)
         window.actions_by_name[name] = action
     open_profile = QAction("Open &Profile…", window)
-    open_profile.setToolTip("Open an ONNX Runtime profile JSON as a report")
+    open_profile.setToolTip(
+        "Open an ONNX Runtime profile, a TensorRT profile JSON or a trtexec --dumpProfile log "
+        "as a report"
+    )
     open_profile.triggered.connect(lambda _c=False: open_profile_dialog(window))
     file_menu = window.menus["File"]
     actions = file_menu.actions()

@@ -3,7 +3,7 @@ CPU, memory copies, many Cast/reformat layers, and a run dominated by tiny kerne
 
 from __future__ import annotations
 
-from designer.activities.analysis.detectors.base import Context, Detector, Finding
+from designer.activities.analysis.detectors.base import Context, Detector, Finding, Severity
 from designer.activities.analysis.stats import NodeTimes
 
 __all__ = ["CastReformat", "CpuFallback", "MemcpyNodes", "TinyKernels"]
@@ -90,6 +90,10 @@ _CASTS = {"Cast", "ReorderInput", "ReorderOutput", "Reformat"}
 
 
 class CastReformat(Detector):
+    """Cast / layout-reorder / reformat layers, and apart from them TensorRT's stand-alone
+    quantize/dequantize layers (typed Reformat by TensorRT 8.x): those are Q/DQ placement,
+    fixed by moving the Q/DQ nodes so TensorRT fuses them, never by leaving INT8."""
+
     id = "cast-reformat"
     title = "Many Cast / reformat layers"
     #: Fires from this share of node time, or from this many such nodes when they are
@@ -103,29 +107,71 @@ class CastReformat(Detector):
             t
             for t in context.stats.nodes
             if t.node.op_type != "NoOp"  # TensorRT's NoOp copy nodes do no work
+            # nor do zero-time TensorRT copies (NoOp when the layer JSON is there to say so)
+            and (t.total_us > 0.0 or t.node.device != "TensorRT")
             and (t.node.op_type in _CASTS or t.node.name.startswith("Reformatting CopyNode"))
         ]
+        qdq = [t for t in items if t.node.qdq]
+        casts = [t for t in items if not t.node.qdq]
+        int8 = any(t.node.precision == "INT8" for t in context.stats.nodes) or bool(qdq)
+        out = []
+        if self._fires(context, casts):
+            out.append(self._casts(context, casts, int8))
+        if self._fires(context, qdq):
+            out.append(self._qdq(context, qdq))
+        return out
+
+    def _fires(self, context: Context, items: list[NodeTimes]) -> bool:
         share = sum(t.percent for t in items)
         many = len(items) >= self.MIN_NODES and (
             100.0 * len(items) / max(len(context.stats.nodes), 1) >= self.MIN_NODE_SHARE
         )
-        if not items or (share < self.MIN_PERCENT and not many):
-            return []
+        return bool(items) and (share >= self.MIN_PERCENT or many)
+
+    def _severity(self, items: list[NodeTimes]) -> Severity:
+        return "medium" if sum(t.percent for t in items) >= self.MIN_PERCENT else "low"
+
+    def _casts(self, context: Context, items: list[NodeTimes], int8: bool) -> Finding:
         kinds = ", ".join(sorted({t.node.op_type for t in items}))
-        us = sum(t.per_iteration_us for t in items)
-        return [
-            Finding(
-                self.id,
-                "medium" if share >= self.MIN_PERCENT else "low",
-                f"{len(items)} Cast/reformat/layout node(s) ({kinds}): {share:.1f}% of node time",
+        share = sum(t.percent for t in items)
+        if int8:  # INT8: converting to FP16 would give up INT8's speed
+            fix = (
+                "Keep one precision and layout between the INT8 layers: quantize the inputs "
+                "and outputs of the layers the reformats sit between (Q/DQ on both inputs "
+                "of Add/Concat, on pooling) so they run in INT8 too, and give TensorRT I/O "
+                "formats that match the first/last layers (--inputIOFormats/--outputIOFormats)"
+            )
+        else:
+            fix = (
                 "Keep one precision and layout through the graph: convert the whole model "
                 "(FP16 with --keep-io-types puts the casts only at the inputs and outputs), "
                 "remove Cast pairs that cancel (Sanitize), and give TensorRT I/O formats that "
-                "match the first/last layers (--inputIOFormats/--outputIOFormats)",
-                _names(items),
-                *context.gain(us),
+                "match the first/last layers (--inputIOFormats/--outputIOFormats)"
             )
-        ]
+        return Finding(
+            self.id,
+            self._severity(items),
+            f"{len(items)} Cast/reformat/layout node(s) ({kinds}): {share:.1f}% of node time",
+            fix,
+            _names(items),
+            *context.gain(sum(t.per_iteration_us for t in items)),
+        )
+
+    def _qdq(self, context: Context, items: list[NodeTimes]) -> Finding:
+        share = sum(t.percent for t in items)
+        return Finding(
+            self.id,
+            self._severity(items),
+            f"{len(items)} stand-alone quantize/dequantize layer(s) that TensorRT did not fuse "
+            f"into a neighbour (Q/DQ placement): {share:.1f}% of node time",
+            "Keep the engine INT8 and move the Q/DQ pairs so each sits directly on an input "
+            "of a quantizable layer (Conv/Gemm/MatMul), quantize both inputs of Add/Concat "
+            "(the residual input too), so TensorRT fuses them into the layers; a Q/DQ on the "
+            "network input stays unless the input is fed as INT8 (--inputIOFormats=int8:…). "
+            "`onnx-designer engine lint` lists them (unfused-qdq)",
+            _names(items),
+            *context.gain(sum(t.per_iteration_us for t in items)),
+        )
 
 
 class TinyKernels(Detector):

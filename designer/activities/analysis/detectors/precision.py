@@ -1,5 +1,6 @@
 """Detectors about arithmetic: FP32 where Tensor Cores could run FP16/BF16, and channel or
-GEMM dimensions that are not multiples of 8 (Tensor Core kernels need them)."""
+GEMM dimensions that are not multiples of 8 (Tensor Core kernels need them; judged only for
+nodes that ran on a GPU provider or in a TensorRT engine)."""
 
 from __future__ import annotations
 
@@ -129,6 +130,7 @@ def _stored_half(context: Context, names: tuple[str, ...]) -> int:
 
 
 _ORT_CONV = ("Conv", "FusedConv", "ConvTranspose")
+_GEMM = ("MatMul", "FusedMatMul", "Gemm", "FusedGemm", "MatrixMultiply")
 _TRT_CONV = (
     "Convolution",
     "Deconvolution",
@@ -163,20 +165,67 @@ def _dims(t: NodeTimes) -> list[tuple[str, int]]:
             out.append(("input channels", ins[0][1]))
             if outs and len(outs[0]) >= 2:
                 out.append(("output channels", outs[0][1]))
-    gemm = op in ("MatMul", "FusedMatMul", "Gemm", "FusedGemm", "MatrixMultiply")
+    gemm = op in _GEMM
     if gemm and ins and ins[0] and outs and outs[0]:  # K from input 0, N from the output
         out += [("K", ins[0][-1]), ("N", outs[0][-1])]
     return [(w, d) for w, d in out if d > 0]
 
 
+def _weighted(context: Context, t: NodeTimes) -> bool | None:
+    """Whether the ONNX GEMM node(s) a profiled GEMM came from multiply by a weight: an
+    A or B input that is constant (an initializer, a Constant's output, or computed from
+    constants only, such as a Transpose, Cast or DequantizeLinear of a weight). None when
+    the model is not given or does not have those nodes. Cost: one pass over the graph."""
+    model = context.model or context.profile.model
+    if model is None:
+        return None
+    graph = model.graph
+    constant = {i.name for i in graph.initializer}
+    for node in graph.node:  # ONNX graphs are topologically sorted
+        if node.op_type == "Constant" or all(i in constant for i in node.input if i):
+            constant.update(node.output)
+    wanted = set(t.node.onnx_nodes or (t.node.name,))
+    found = [n for n in graph.node if n.name in wanted]
+    gemms = [n for n in found if n.op_type in _GEMM or "MatMul" in n.op_type] or found
+    if not gemms:
+        return None
+    return any(i in constant for n in gemms for i in n.input[:2] if i)
+
+
+def _fix(context: Context, t: NodeTimes, padded: str) -> str:
+    """What to pad: a Conv's and a weighted GEMM's sizes are the weights'; a GEMM without
+    weights (attention's Q·Kᵀ, scores·V) multiplies activations, whose sizes are the
+    sequence length, batch or head size."""
+    weighted = _weighted(context, t) if t.node.op_type in _GEMM else True
+    if weighted:
+        return (
+            f"Pad the weights to multiples of 8 ({padded}) or choose layer sizes that are "
+            "multiples of 8 when training"
+        )
+    if weighted is False:
+        return (
+            f"This product has no weights: its sizes come from the data (sequence length, "
+            f"batch or head size). Run with sequence lengths/batch sizes that are multiples "
+            f"of 8 (pad the inputs: {padded}), or choose a head size that is one"
+        )
+    return (
+        f"Pad to multiples of 8 ({padded}): the weights where the size is a layer width, the "
+        "inputs (sequence length, batch) where it comes from the data (with the profiled "
+        "model given, the report tells which)"
+    )
+
+
 class Alignment8(Detector):
+    """Only nodes that ran on a GPU provider or in a TensorRT engine: Tensor Cores are GPU
+    units, and a CPU provider's kernels have no such multiple-of-8 rule."""
+
     id = "alignment-8"
     title = "Channel/GEMM dimensions not multiples of 8"
 
     def detect(self, context: Context) -> list[Finding]:
         findings = []
         for t in context.stats.nodes:
-            if not compute_heavy(t):
+            if not compute_heavy(t) or t.node.device not in _GPU:
                 continue
             # An image's 1-4 input channels cannot be changed; every other size can be padded.
             bad = [(w, d) for w, d in _dims(t) if d % 8 and not (w == "input channels" and d <= 4)]
@@ -188,10 +237,10 @@ class Alignment8(Detector):
                 Finding(
                     self.id,
                     "medium" if t.percent >= 5.0 else "low",
-                    f"{t.node.op_type} {t.node.name}: {sizes} not a multiple of 8 "
-                    f"({t.percent:.1f}% of node time); Tensor Core kernels need multiples of 8",
-                    f"Pad the weights to multiples of 8 ({padded}) or choose layer sizes "
-                    "that are multiples of 8 when training",
+                    f"{t.node.op_type} {t.node.name} on {t.node.device}: {sizes} not a "
+                    f"multiple of 8 ({t.percent:.1f}% of node time); Tensor Core kernels need "
+                    "multiples of 8",
+                    _fix(context, t, padded),
                     t.node.onnx_nodes or (t.node.name,),
                 )
             )
