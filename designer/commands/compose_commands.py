@@ -8,8 +8,10 @@ from pathlib import Path
 
 
 def _compose(args: argparse.Namespace) -> int:
-    from designer.core.compose import compose_files
+    from designer.commands.outputs import refuse_input
+    from designer.core.compose import ComposeError, compose_files
 
+    refuse_input(args.output, args.a, args.b, error=ComposeError)  # a hard link too
     result, data_files = compose_files(
         args.a, args.b, args.output, args.map, prefix_a=args.prefix_a, prefix_b=args.prefix_b
     )
@@ -34,6 +36,16 @@ def _compose(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pair(text: str) -> str:
+    """``--map OUT_A:IN_B``: a colon with a name on each side (names may hold colons
+    themselves; which colon splits is decided against the models, in compose_files)."""
+    if not any(c == ":" and 0 < i < len(text) - 1 for i, c in enumerate(text)):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not OUT_A:IN_B (an output of A, a colon, an input of B)"
+        )
+    return text
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "compose",
@@ -52,6 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--map",
         action="append",
         required=True,
+        type=_pair,
         metavar="OUT_A:IN_B",
         help="connect output OUT_A of A to input IN_B of B (repeat for more)",
     )

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import sys
 from pathlib import Path
 
 
 def _extract(args: argparse.Namespace) -> int:
+    from designer.commands.outputs import refuse_input
     from designer.core.extract import ExtractError, extract_function, extract_subgraph
     from designer.core.io import open_document, write_model
 
@@ -16,8 +15,7 @@ def _extract(args: argparse.Namespace) -> int:
         args.parser.error("--node needs --attribute")
     if args.function is not None and args.attribute:
         args.parser.error("--attribute goes with --node, not --function")
-    if _same_file(Path(args.model), Path(args.output)):
-        raise ExtractError(f"{args.output}: the output path is the input; choose another file")
+    refuse_input(Path(args.output), Path(args.model), error=ExtractError)
     doc = open_document(args.model)
     if args.function is not None:
         domain, colon, name = args.function.rpartition(":")
@@ -36,21 +34,9 @@ def _extract(args: argparse.Namespace) -> int:
     graph = model.graph
     print(
         f"saved {report.path}: {len(graph.input)} input(s), {len(graph.output)} output(s), "
-        f"{len(graph.node)} node(s)",
-        file=sys.stderr,
+        f"{len(graph.node)} node(s)"
     )
     return 0
-
-
-def _same_file(source: Path, target: Path) -> bool:
-    """True when ``target`` names the file ``source`` is: the same path once resolved (a
-    symbolic link, ``..``, another spelling) or the same file reached another way (a hard
-    link, a linked folder). The check fp16, sanitize and cast make (transform_commands)."""
-    if source.resolve() == target.resolve():
-        return True
-    with contextlib.suppress(OSError):  # what cannot be examined is not the input
-        return source.exists() and target.exists() and source.samefile(target)
-    return False
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

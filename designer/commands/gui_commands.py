@@ -32,13 +32,18 @@ def _view(text: str) -> str:
 
 
 def _screenshot(args: argparse.Namespace) -> int:
+    from designer.commands.outputs import check_output, render_output
+
+    check_output(args.output, args.model)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     with tempfile.TemporaryDirectory() as config:
         os.environ["ONNX_DESIGNER_CONFIG_DIR"] = config  # leave the user's settings alone
         os.environ.setdefault("ONNX_DESIGNER_RECOVERY_DIR", str(Path(config) / "recovery"))
         from designer.ui.screenshot import render_window
 
-        render_window(args.model, args.output, args.size, view=args.view)
+        render_output(
+            args.output, lambda path: render_window(args.model, path, args.size, view=args.view)
+        )
     print(f"wrote {args.output}")
     return 0
 
@@ -51,7 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "window as an image.",
     )
     shot.add_argument("model", type=Path, help="the .onnx file")
-    shot.add_argument("output", type=Path, help="the .png file to write")
+    shot.add_argument(
+        "output", type=Path, help="the .png file to write (atomically, never over MODEL)"
+    )
     shot.add_argument("--size", type=_size, default=(1600, 1000), help="WIDTHxHEIGHT")
     shot.add_argument(
         "--view",

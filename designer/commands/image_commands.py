@@ -6,20 +6,32 @@ import argparse
 import sys
 from pathlib import Path
 
+from designer.commands.arg_types import collapse_depth, positive_number
+
+DEFAULT_GRID_COLOUR = "#e2e5ea"
+
 
 def _export_image(args: argparse.Namespace) -> int:
+    from designer.commands.outputs import check_output, render_output
     from designer.ui.canvas.headless import export_model_image
 
-    width, height, message = export_model_image(
-        Path(args.model),
-        Path(args.out),
-        background=args.background,
-        grid=args.grid,
-        grid_color=args.grid_color,
-        scale=args.scale,
-        show_constants=args.show_constants,
-        collapse=args.collapse,
-    )
+    model, out = Path(args.model), Path(args.out)
+    check_output(out, model)  # before the (slow) layout, and Qt never sees a bad path
+    grid = args.grid or args.grid_color is not None  # a grid colour asks for the grid
+
+    def render(path: Path) -> tuple[int, int, str]:
+        return export_model_image(
+            model,
+            path,
+            background=args.background,
+            grid=grid,
+            grid_color=args.grid_color or DEFAULT_GRID_COLOUR,
+            scale=args.scale,
+            show_constants=args.show_constants,
+            collapse=args.collapse,
+        )
+
+    width, height, message = render_output(out, render)
     if message:
         print(message, file=sys.stderr)
     size = f" ({width}×{height})" if width else ""
@@ -37,18 +49,35 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "megapixels is scaled down, with a message.",
     )
     parser.add_argument("model", help="the .onnx model")
-    parser.add_argument("out", help="the image file to write (.png, .jpg or .svg)")
-    parser.add_argument("--background", default="white", help="background colour (default white)")
-    parser.add_argument("--grid", action="store_true", help="draw the background grid")
-    parser.add_argument("--grid-color", default="#e2e5ea", help="grid colour (default #e2e5ea)")
     parser.add_argument(
-        "--scale", type=float, default=1.0, help="pixels per canvas unit (default 1.0)"
+        "out",
+        help="the image file to write (.png, .jpg or .svg); written atomically, never over MODEL",
+    )
+    parser.add_argument(
+        "--background",
+        default="white",
+        metavar="C",
+        help="background colour: a name or #rrggbb (default white)",
+    )
+    parser.add_argument("--grid", action="store_true", help="draw the background grid")
+    parser.add_argument(
+        "--grid-color",
+        metavar="C",
+        help=f"grid colour (default {DEFAULT_GRID_COLOUR}); implies --grid",
+    )
+    parser.add_argument(
+        "--scale",
+        type=positive_number,
+        default=1.0,
+        metavar="S",
+        help="pixels per canvas unit, above 0 (default 1.0)",
     )
     parser.add_argument(
         "--show-constants", action="store_true", help="draw Constant nodes (hidden by default)"
     )
     parser.add_argument(
         "--collapse",
+        type=collapse_depth,
         metavar="DEPTH|auto",
         help="keep DEPTH levels of the model's module-scope tree open (from scoped node "
         "names or the exporter's name_scopes metadata) and draw each deeper module as one "

@@ -7,12 +7,17 @@ import json
 import sys
 from pathlib import Path
 
+from designer.commands.arg_types import collapse_depth
+
 
 def _layout(args: argparse.Namespace) -> int:
-    from designer.core.errors import DesignerError
+    from designer.commands.outputs import check_output, write_output
     from designer.ui.canvas.headless import ensure_app, headless_scene
     from designer.ui.canvas.layout_json import scene_layout
 
+    to_stdout = str(args.out) == "-"
+    if not to_stdout:  # before the (slow) layout
+        check_output(Path(args.out), Path(args.model))
     ensure_app()
     scene, notes = headless_scene(
         Path(args.model),
@@ -24,13 +29,10 @@ def _layout(args: argparse.Namespace) -> int:
     text = json.dumps(data, indent=1 if args.indent else None, ensure_ascii=False)
     for note in notes:
         print(note, file=sys.stderr)
-    if str(args.out) == "-":
+    if to_stdout:
         print(text)
         return 0
-    try:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise DesignerError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
+    write_output(Path(args.out), (text + "\n").encode("utf-8"))
     boxes, links = len(data["boxes"]), len(data["links"])  # type: ignore[arg-type]
     print(f"wrote {args.out} ({boxes} boxes, {links} links)")
     return 0
@@ -46,7 +48,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "graph-input proxies drawn above a reader are boxes of kind 'stub' and 'proxy'.",
     )
     parser.add_argument("model", help="the .onnx model")
-    parser.add_argument("out", help="the .json file to write ('-' for standard output)")
+    parser.add_argument(
+        "out",
+        help="the .json file to write ('-' for standard output); written atomically, never "
+        "over MODEL",
+    )
     parser.add_argument(
         "--scope",
         metavar="PATH",
@@ -59,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument("--indent", action="store_true", help="indent the JSON")
     parser.add_argument(
         "--collapse",
+        type=collapse_depth,
         metavar="DEPTH|auto",
         help="keep DEPTH levels of the model's module-scope tree open (from scoped node "
         "names or the exporter's name_scopes metadata) and draw each deeper module as one "

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 
@@ -48,7 +47,7 @@ def _resave(args: argparse.Namespace) -> int:
     doc = open_document(args.input)
     report = write_model(doc.model, args.output, doc.base_dir)
     extra = f" and {len(report.data_files)} data file(s)" if report.data_files else ""
-    print(f"saved {report.path}{extra}", file=sys.stderr)
+    print(f"saved {report.path}{extra}")
     return 0
 
 

@@ -294,15 +294,11 @@ def _cast(args: argparse.Namespace) -> int:
         TransformError,
         cast_tensors,
         list_cast_candidates,
-        parse_type,
         select_candidates,
     )
 
+    to: int = args.to  # a data type already (_dtype)
     with _interruptible():
-        try:
-            to = parse_type(args.to)
-        except ValueError as exc:
-            raise TransformError(str(exc)) from None
         model = _prepare(args)
         if not args.initializer and not args.attribute:
             raise TransformError("name at least one --initializer or --attribute to cast")
@@ -321,7 +317,19 @@ def _cast(args: argparse.Namespace) -> int:
             _verify(result.model, args)
             saved = _save(result.model, args, False)
     _emit(args, result.log.to_json(), result.log.text(), saved)
+    for warning in result.log.warnings:  # lost precision: on the README's warning channel
+        print(f"onnx-designer: warning: {warning}", file=sys.stderr)
     return 1 if args.forced else 0
+
+
+def _dtype(text: str) -> int:
+    """``cast --to``: a data type name (a bad one is a usage error, exit 2)."""
+    from designer.core.transforms import parse_type
+
+    try:
+        return parse_type(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -528,7 +536,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "Cast nodes back are inserted where an operator needs the old type.",
     )
     _common(cast)
-    cast.add_argument("--to", required=True, metavar="DTYPE", help="e.g. float16, int8, float")
+    cast.add_argument(
+        "--to", required=True, type=_dtype, metavar="DTYPE", help="e.g. float16, int8, float"
+    )
     cast.add_argument("--initializer", action="append", default=[], metavar="NAME")
     cast.add_argument("--attribute", action="append", default=[], metavar="NODE.ATTR")
     cast.set_defaults(handler=_cast)

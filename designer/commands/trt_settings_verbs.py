@@ -61,7 +61,7 @@ def _save(doc: Any, out: Path) -> None:
 
     report = write_model(doc.model, out, doc.base_dir)
     extra = f" and {len(report.data_files)} data file(s)" if report.data_files else ""
-    print(f"saved {report.path}{extra}", file=sys.stderr)
+    print(f"saved {report.path}{extra}")
 
 
 def _set_profile(args: argparse.Namespace) -> int:
@@ -101,7 +101,8 @@ def _set_profile(args: argparse.Namespace) -> int:
     missing = inputs_without_profile(doc.model, profiles)
     if missing and profiles:
         print(
-            "warning: dynamic input(s) missing from a profile: " + ", ".join(missing),
+            "onnx-designer: warning: dynamic input(s) missing from a profile: "
+            + ", ".join(missing),
             file=sys.stderr,
         )
     return 0

@@ -76,10 +76,11 @@ def test_auto_and_bad_depth(tmp_path: Path) -> None:
     assert len(boxes) <= 150
     assert {f"group:m/transformer/h.{i}" for i in range(6)} <= {b["id"] for b in boxes}
     bad = run("layout", model(LLAMA), "-", "--collapse", "deep")
-    assert bad.returncode == 1
-    assert bad.stderr.strip().splitlines() == [
-        "onnx-designer: error: --collapse takes a depth (0, 1, 2, …) or 'auto', not 'deep'"
-    ]
+    assert bad.returncode == 2  # a usage error, found before the model is read
+    assert bad.stderr.strip().splitlines()[-1] == (
+        "onnx-designer layout: error: argument --collapse: takes a depth (0, 1, 2, …) or "
+        "'auto', not 'deep'"
+    )
 
 
 def test_export_image_collapsed(tmp_path: Path) -> None:

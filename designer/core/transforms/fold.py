@@ -251,8 +251,9 @@ def fold_constants(
     check: Callable[[], None],
 ) -> None:
     """Evaluate every node whose inputs are all constant in one batch; keep nodes whose
-    results are over ``threshold`` bytes. Cost: one evaluator call holding every folded
-    value in memory at once (a failing batch is retried node by node)."""
+    results are over ``threshold`` bytes, unless folding them adds no bytes (see
+    :func:`_free_folds`). Cost: one evaluator call holding every folded value in memory
+    at once (a failing batch is retried node by node)."""
     functions = {(f.domain, f.name) for f in model.functions}
     in_function = isinstance(proto, onnx.FunctionProto)
     # Constant nodes stay as they are in a function body and for a subgraph's outputs (an
@@ -285,6 +286,7 @@ def fold_constants(
     if not batch:
         return
     evaluated = _evaluate(batch, consts, model, proto, evaluator, result, check)
+    free = _free_folds(proto, [node for _index, node in batch]) if threshold is not None else set()
     for index, node in batch:
         outs = [o for o in node.output if o]
         values = [evaluated.get(o) for o in outs]
@@ -293,7 +295,8 @@ def fold_constants(
                 consts.pop(o, None)
             continue
         arrays = [v for v in values if v is not None]
-        if threshold is not None and any(a.nbytes > threshold for a in arrays):
+        too_large = threshold is not None and any(a.nbytes > threshold for a in arrays)
+        if too_large and id(node) not in free:
             result.too_large += 1
             continue
         for o, a in zip(outs, arrays, strict=True):
@@ -301,6 +304,30 @@ def fold_constants(
             consts[o] = Const(array=a)
         result.removed.add(index)
         result.folded[node.op_type] = result.folded.get(node.op_type, 0) + 1
+
+
+def _free_folds(proto: Container, batch: list[onnx.NodeProto]) -> set[int]:
+    """``id()`` of the nodes of ``batch`` whose folding adds no bytes to the model, so that
+    the size threshold does not keep them: a Constant node (its value becomes an initializer
+    of the same size) and an Identity of an initializer of ``proto``, or of such an Identity
+    (:func:`designer.core.transforms.fold_alias.identity_aliases` makes its readers read
+    the initializer itself), when its output is no graph output (that one is a copy)."""
+    outputs = set(graph_output_names(proto))
+    sources: set[str] = set()
+    if isinstance(proto, onnx.GraphProto):
+        sources = {t.name for t in proto.initializer} - {v.name for v in proto.input}
+    free: set[int] = set()
+    for node in batch:
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        if node.op_type == "Constant":
+            free.add(id(node))
+        elif node.op_type == "Identity" and node.input and node.input[0] in sources:
+            out = node.output[0] if node.output else ""
+            if out and out not in outputs:
+                sources.add(out)
+                free.add(id(node))
+    return free
 
 
 def _fold_bytes(node: onnx.NodeProto, consts: Mapping[str, Const], types: TypeMap) -> int:

@@ -47,8 +47,10 @@ from designer.core.walk import Container, iter_nodes, subgraphs
 @dataclass(frozen=True)
 class SanitizeOptions:
     """``fold_size_threshold``: folded results larger than this many bytes are not folded
-    (None: no limit); ``passes``: folding passes (None: until nothing changes, at most
-    ``max_auto_passes``; 0: only remove unused parts)."""
+    (None: no limit), unless folding adds no bytes (a Constant node becoming an initializer,
+    an Identity of an initializer whose readers read the initializer itself); ``passes``:
+    folding passes (None: until nothing changes, at most ``max_auto_passes``; 0: only
+    remove unused parts)."""
 
     fold_constants: bool = True
     fold_size_threshold: int | None = None

@@ -1,0 +1,34 @@
+"""argparse ``type=`` functions shared by commands: a bad value is a usage error (exit 2,
+``argument --X: <reason>``), told in plain words."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def collapse_depth(text: str) -> str:
+    """``--collapse DEPTH|auto``: ``auto`` or a whole number of 0 or more (kept as text:
+    :func:`designer.core.collapse.parse_depth` resolves ``auto`` once the graph is known)."""
+    if text == "auto":
+        return text
+    try:
+        depth = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"takes a depth (0, 1, 2, …) or 'auto', not {text!r}"
+        ) from None
+    if depth < 0:
+        raise argparse.ArgumentTypeError(f"the depth must be 0 or more, not {depth}")
+    return text
+
+
+def positive_number(text: str) -> float:
+    """A finite number above 0 (``--scale``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a number above 0, not {text!r}")
+    return value

@@ -1,0 +1,80 @@
+"""What the commands that write a file the user names share: refusing the input as the
+output (the check fp16, sanitize, cast, compose and extract make), checking the output's
+folder before slow work, and writing atomically, so a failed write leaves the old file
+complete (:func:`designer.core.io.atomic.write_atomic`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from designer.core.errors import DesignerError
+
+T = TypeVar("T")
+
+
+def same_file(source: Path, target: Path) -> bool:
+    """True when ``target`` names the file ``source`` is: the same path once resolved (a
+    symbolic link, ``..``, another spelling) or the same file reached another way (a hard
+    link, a linked folder: ``os.path.samefile`` when both exist)."""
+    with contextlib.suppress(OSError, RuntimeError):  # a link loop is not the input
+        if source.resolve() == target.resolve():
+            return True
+    with contextlib.suppress(OSError):  # what cannot be examined is not the input
+        return source.exists() and target.exists() and source.samefile(target)
+    return False
+
+
+def refuse_input(target: Path, *inputs: Path, error: type[DesignerError] = DesignerError) -> None:
+    """Raise ``error`` when ``target`` is one of ``inputs`` (see :func:`same_file`)."""
+    if any(same_file(source, target) for source in inputs):
+        raise error(f"{target}: the output path is the input; choose another file")
+
+
+def check_output(target: Path, *inputs: Path) -> None:
+    """Refuse, before any slow work, an output that is an input, a folder, or lies in a
+    folder that is missing or cannot be written (DesignerError, one line)."""
+    refuse_input(target, *inputs)
+    if target.is_dir():
+        raise DesignerError(f"{target}: is a folder; choose a file name")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise DesignerError(f"{target}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise DesignerError(f"{target}: cannot write into {folder} (read-only or no permission)")
+
+
+def write_output(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` atomically (a temporary file in its folder, then one
+    rename; an existing file keeps its permissions); DesignerError when that fails, and
+    ``target`` is as it was."""
+    from designer.core.io.atomic import write_atomic
+
+    try:
+        mode: int | None = target.stat().st_mode & 0o777
+    except OSError:
+        mode = None
+    try:
+        write_atomic(target, data, mode)
+    except OSError as exc:
+        raise DesignerError(f"{target}: cannot write ({exc.strerror or exc})") from None
+
+
+def render_output(target: Path, render: Callable[[Path], T]) -> T:
+    """Let ``render`` write a file of ``target``'s name in a private temporary folder (for
+    writers that cannot write atomically themselves: Qt's image writers), then move its
+    bytes to ``target`` with :func:`write_output`; returns what ``render`` returned.
+    Cost: the file's bytes in memory once."""
+    with tempfile.TemporaryDirectory(prefix="onnx-designer-") as folder:
+        scratch = Path(folder) / (target.name or "output")
+        value = render(scratch)
+        try:
+            data = scratch.read_bytes()
+        except OSError as exc:
+            raise DesignerError(f"{target}: nothing was written ({exc.strerror or exc})") from None
+    write_output(target, data)
+    return value
