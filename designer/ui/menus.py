@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -184,6 +185,28 @@ def copy(window: MainWindow, view: CanvasView) -> None:
     mime = QMimeData()
     mime.setData(CLIPBOARD_MIME, data)
     QApplication.clipboard().setMimeData(mime)
+    global _RELEASE_REGISTERED
+    if not _RELEASE_REGISTERED:
+        atexit.register(release_clipboard)
+        _RELEASE_REGISTERED = True
+
+
+_RELEASE_REGISTERED = False
+
+
+def release_clipboard() -> None:
+    """Take our nodes off the clipboard while Python still runs (at exit). PySide6 6.11
+    crashes the process at its very end (after everything is saved) when the clipboard still
+    holds a QMimeData made in Python: Qt deletes it as the application object goes, when
+    its Python side is gone. Another program's clipboard content is left alone."""
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is None:
+        return
+    clipboard = QApplication.clipboard()
+    mime = clipboard.mimeData()
+    if mime is not None and mime.hasFormat(CLIPBOARD_MIME):
+        clipboard.clear()
 
 
 def cut(window: MainWindow, view: CanvasView) -> None:

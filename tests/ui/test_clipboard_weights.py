@@ -248,3 +248,51 @@ def test_a_copied_node_takes_the_hidden_constant_it_reads(
     assert pasted.input[1] == constant.output[0]
     assert np.array_equal(numpy_helper.to_array(constant.attribute[0].t), shape)
     assert window.errors == []  # type: ignore[attr-defined]  # the fixture's
+
+
+_COPY_AND_EXIT = """
+import sys
+from pathlib import Path
+from PySide6.QtWidgets import QApplication
+from designer.ui.main_window import MainWindow
+from designer.ui.settings import Settings
+
+app = QApplication(sys.argv)
+window = MainWindow(Settings())
+window.show()
+window.open_files([Path(sys.argv[1])])
+tab = window.tab()
+assert tab is not None and tab.view.wait_for_layout(30_000)
+tab.view.select_keys(list(tab.session.doc.scope().keys)[:2])
+window.actions_by_name["copy"].trigger()
+assert QApplication.clipboard().mimeData().formats()
+tab.session.undo_stack.setClean()
+window.close()
+print("copied")
+"""
+
+
+def test_the_process_exits_cleanly_after_a_copy(tmp_path: Path) -> None:
+    """PySide6 6.11 crashed the process at its end (exit 139, after the summary of a test
+    run) when the clipboard still held the copied nodes; they are taken off it at exit."""
+    import os
+    import subprocess
+    import sys
+
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "ONNX_DESIGNER_CONFIG_DIR": str(tmp_path / "config"),
+        "ONNX_DESIGNER_RECOVERY_DIR": str(tmp_path / "recovery"),
+        "ONNX_DESIGNER_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    example = Path(__file__).resolve().parents[2] / "resources" / "examples" / "tiny_cnn.onnx"
+    result = subprocess.run(
+        [sys.executable, "-c", _COPY_AND_EXIT, str(example)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert "copied" in result.stdout, result.stderr
+    assert result.returncode == 0, result.stderr[-2000:]
