@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEvent
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEvent,
+    QMessageLogContext,
+    QtMsgType,
+    qInstallMessageHandler,
+)
 from PySide6.QtWidgets import QApplication
 
 from designer.core.errors import DesignerError
+
+#: What the offscreen platform says of every window it shows, which tells a user nothing.
+_NOISE = "This plugin does not support propagateSizeHints()"
+
+
+def _quiet_offscreen(kind: QtMsgType, context: QMessageLogContext, message: str) -> None:
+    """Qt's messages on stderr as Qt writes them, less the offscreen platform's noise."""
+    if message != _NOISE:
+        print(message, file=sys.stderr)
 
 
 def render_window(
@@ -24,6 +40,7 @@ def render_window(
     from designer.ui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
+    qInstallMessageHandler(_quiet_offscreen)
     window = MainWindow()
     window.resize(*size)
     window.show()
