@@ -146,8 +146,8 @@ def test_a_large_model_reopens_as_it_was_saved(window, qtbot, tmp_path) -> None:
     as saved: expanded and arranged by hand, not collapsed and laid out afresh."""
     import shutil
 
-    from designer.ui.canvas.collapse_view import expand_all
     from designer.ui.canvas.controller import move_edit
+    from designer.ui.canvas.expand_all import expand_all
     from tests.helpers.gui import open_model
 
     path = tmp_path / "big.onnx"

@@ -17,7 +17,8 @@ from designer.core.edits import RenameNode
 from designer.core.io.companion import save_positions
 from designer.core.scope import MAIN_SCOPE
 from designer.ui import recovery
-from designer.ui.canvas.collapse_view import collapse_to_depth, expand_all
+from designer.ui.canvas.collapse_view import collapse_to_depth
+from designer.ui.canvas.expand_all import expand_all
 from designer.ui.canvas.view import CanvasView
 from designer.ui.history import HistoryView
 from designer.ui.session import DocumentSession

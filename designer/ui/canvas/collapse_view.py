@@ -450,15 +450,6 @@ def collapse_to_depth(view: CanvasView, depth: int | str) -> int:
     return depth
 
 
-def expand_all(view: CanvasView) -> None:
-    """Open every group (each keeps its nodes' positions)."""
-    while view.canvas.collapsed:  # outermost first: an inner one is drawn once it opens
-        before = set(view.canvas.collapsed)
-        expand_group(view, min(before, key=lambda i: i.count("/")))
-        if view.canvas.collapsed == before:  # not a group of this hierarchy any more
-            set_collapsed(view, set())
-
-
 def expand_group(view: CanvasView, group_id: str) -> None:
     """Open ``group_id`` in place: its nodes take its box's place, and what lies below
     moves down to make room (what lies above stays where it is)."""

@@ -25,10 +25,10 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QToolTip
 
 from designer.core.errors import DesignerError
-from designer.core.viewgraph import NodeKind
+from designer.core.viewgraph import NodeKind, ViewEdge, ViewGraph
 from designer.ui.canvas import controller, readable
 from designer.ui.canvas.clipboard import constants_read_by, copy_nodes, paste_edit
-from designer.ui.canvas.collapse_view import expand_group, expose_keys, full_graph
+from designer.ui.canvas.collapse_view import expand_group, expose_keys, full_graph, member_keys
 from designer.ui.canvas.export import ExportOptions, render_scene_to_file
 from designer.ui.canvas.focus_view import focus_of
 from designer.ui.canvas.interaction import InteractionMixin
@@ -77,6 +77,32 @@ class CanvasView(InteractionMixin):
         self.flush()
         return key
 
+    def _real_edges(self, full: ViewGraph) -> list[ViewEdge]:
+        """The selected links as links of ``full`` (the graph with nothing collapsed): a
+        drawn link into or out of a module box stands for the links of its tensor between
+        the nodes on either side."""
+        selected = self.selected_edges()
+        if not self.canvas.collapsed:
+            return selected
+        by_tensor: dict[str, list[ViewEdge]] | None = None
+        out: list[ViewEdge] = []
+        for edge in selected:
+            if full.has_node(edge.source) and full.has_node(edge.target):
+                out.append(edge)
+                continue
+            if by_tensor is None:
+                by_tensor = {}
+                for link in full.edges:
+                    by_tensor.setdefault(link.tensor, []).append(link)
+            sources = set(member_keys(self.canvas, [edge.source]))
+            targets = set(member_keys(self.canvas, [edge.target]))
+            out.extend(
+                link
+                for link in by_tensor.get(edge.tensor, [])
+                if link.source in sources and link.target in targets
+            )
+        return out
+
     def select_io(self, kind: str, name: str) -> None:
         """Select the graph input/output (``kind`` "input"/"output") named ``name``."""
         self.flush()
@@ -87,11 +113,9 @@ class CanvasView(InteractionMixin):
         unpinned and its consumers disconnected)."""
         self.flush()
         unpinned = self._unpin_selected()
+        full = full_graph(self.canvas)  # a selected group box stands for its nodes
         edit = controller.delete_edit(
-            self.session.doc,
-            full_graph(self.canvas),  # a selected group box stands for its nodes
-            self.selected_keys(),
-            self.selected_edges(),
+            self.session.doc, full, self.selected_keys(), self._real_edges(full)
         )
         if edit is not None and self.session.push(edit):
             self.statusMessage.emit(edit.label)

@@ -81,6 +81,7 @@ class CanvasViewBase(NavigationMixin):
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.PreventContextMenu)
         self.setMouseTracking(True)
         self.job: LayoutJob | None = None
+        self._expanding: ViewGraph | None = None  # the graph an Expand All job lays out
         self._pending = False  # a refresh is scheduled
         self._model_pending = False
         self._fit_pending = True
@@ -169,6 +170,17 @@ class CanvasViewBase(NavigationMixin):
             self.canvas.set_check_result(self.session.check_result)
             self._fit_pending = True
             self._fit_if_shown()
+        elif job.purpose == "expand-all":
+            if placement is None:
+                self.statusMessage.emit("Expand All cancelled; the modules stay collapsed")
+            elif self._pending or job.graph is not self._expanding:
+                self.statusMessage.emit("The model changed while it was laid out: expand again")
+            else:
+                from designer.ui.canvas.expand_all import place_expanded
+
+                place_expanded(self, job.graph, placement)  # type: ignore[arg-type]
+                self.statusMessage.emit(f"Expanded and laid out in {job.seconds:.1f} s")
+            self._expanding = None
         elif placement is not None:
             self._apply_arrangement(placement)
         else:
@@ -191,6 +203,12 @@ class CanvasViewBase(NavigationMixin):
             QCoreApplication.processEvents()
             time.sleep(0.005)  # let the layout thread have the GIL
         return self.job is None
+
+    def start_expand_all(self, graph: ViewGraph) -> None:
+        """Lay ``graph`` (the view with nothing collapsed) out off the GUI thread; when it
+        ends, :func:`designer.ui.canvas.expand_all.place_expanded` draws it."""
+        self._expanding = graph
+        self._start_job(graph, "expand-all")
 
     def arrange_nodes(self) -> None:
         """Lay the whole graph out again as ONE undoable move (off-thread when large)."""

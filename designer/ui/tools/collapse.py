@@ -18,10 +18,10 @@ from designer.ui.canvas.breadcrumbs import BreadcrumbBar
 from designer.ui.canvas.collapse_view import (
     collapse_group,
     collapse_to_depth,
-    expand_all,
     expand_group,
     hierarchy_of,
 )
+from designer.ui.canvas.expand_all import expand_all
 from designer.ui.canvas.focus_view import focus_of, set_focus
 from designer.ui.canvas.items import NodeItem
 
