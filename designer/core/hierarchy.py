@@ -328,6 +328,12 @@ AUTO_FEW_BOXES = 12
 #: … and the next level shows at most this many (the same Llama: its 24 layers, the
 #: embedding, the norm and the ~50 mask ops left in ``model`` itself, 81 in all).
 AUTO_STRETCH_BOXES = 150
+#: A level showing at most this many (one ``model`` box: nothing of the structure) gives
+#: way to the next one if that shows at most :data:`AUTO_COLUMN_BOXES` (a generated or
+#: very deep model's 1,000 layers: a column of boxes to scroll, each opening at once,
+#: where one box had to open onto all 100,000 nodes at once).
+AUTO_LONE_BOXES = 2
+AUTO_COLUMN_BOXES = 2000
 
 
 def pick_depth(
@@ -339,12 +345,15 @@ def pick_depth(
     """The level *Auto* keeps open, from the number of boxes and loose nodes each level
     0, 1, 2, … shows: the deepest showing at most ``max_boxes`` (0 when even level 0
     shows more); when that one shows fewer than ``few``, the next, if it shows at most
-    ``stretch``. Levels that add nothing (a chain like ``m`` → ``model``) are opened
-    through. Reads ``counts`` only as far as it needs."""
+    ``stretch``, and when it shows at most :data:`AUTO_LONE_BOXES`, the next if it shows
+    at most :data:`AUTO_COLUMN_BOXES`. Levels that add nothing (a chain like ``m`` →
+    ``model``) are opened through. Reads ``counts`` only as far as it needs."""
     best, shown = 0, None
     for depth, count in enumerate(counts):
         if count > max_boxes:
             if shown is not None and shown < few and count <= stretch:
+                return depth
+            if shown is not None and shown <= AUTO_LONE_BOXES and count <= AUTO_COLUMN_BOXES:
                 return depth
             break
         best, shown = depth, count

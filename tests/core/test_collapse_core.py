@@ -117,6 +117,10 @@ def test_pick_depth_rule() -> None:
     assert pick_depth([3]) == 0
     assert pick_depth([]) == 0
     assert pick_depth([4, 11, 61], few=12) == 2 and pick_depth([4, 12, 61], few=12) == 1
+    # one box (a 100k-node model of 1,000 layers) gives way to a column of its layers …
+    assert pick_depth([1, 1, 1000, 25000]) == 2 and pick_depth([1, 2, 300, 7500]) == 2
+    assert pick_depth([1, 1, 2001]) == 1  # … unless that column is too long
+    assert pick_depth([3, 1000]) == 0  # three boxes show some structure already
 
 
 @pytest.mark.parametrize(
