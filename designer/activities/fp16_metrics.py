@@ -74,7 +74,9 @@ class Thresholds:
 class OutputError:
     """Differences on one output. ``max_rel`` is element-wise (where the original's
     magnitude is over ``atol``, or 1e-3 of its largest value); ``failed`` says which limits
-    were broken; ``topk``/``top1`` are None for outputs that are not classifier-like."""
+    were broken; ``topk``/``top1`` are None for outputs that are not classifier-like;
+    ``compared`` counts the values finite on both sides the metrics are over (None: not
+    measured so, e.g. an integer output)."""
 
     name: str
     max_abs: float
@@ -91,18 +93,29 @@ class OutputError:
     topk: float | None = None
     k: int = 0
     failed: list[str] = field(default_factory=list)
+    compared: int | None = None
 
     def line(self) -> str:
         if self.note and not np.isfinite(self.max_abs):
             return f"{self.name}: {self.note} [FAIL]"
-        parts = [
-            f"rel L2 {self.rel_l2:.2e}",
-            f"cosine {self.cosine:.7f}",
-            f"max abs {self.max_abs:.3g} ({self.range_error:.2e} of range {self.value_range:.3g})",
-        ]
-        if self.topk is not None and self.top1 is not None:
+        if self.compared == 0:  # metrics over no values would read as perfect
+            parts = ["rel L2, cosine, max abs n/a (no value is finite on both sides)"]
+        else:
+            relative = (
+                f"{self.range_error:.2e} of range {self.value_range:.3g}"
+                if self.value_range > 0
+                else f"{self.range_error:.2e} of its magnitude: the output is constant"
+            )
+            parts = [
+                f"rel L2 {self.rel_l2:.2e}",
+                f"cosine {self.cosine:.7f}",
+                f"max abs {self.max_abs:.3g} ({relative})",
+            ]
+        if self.topk is not None and self.top1 is not None and self.compared != 0:
             parts.append(f"top-1 {self.top1:.0%}, top-{self.k} {self.topk:.0%}")
-        if self.nan or self.inf:
+        if self.compared == 0 and (self.nan or self.inf):
+            parts.append(f"{self.nan} NaN, {self.inf} Inf")
+        elif self.nan or self.inf:
             parts.append(f"{self.nan} NaN, {self.inf} Inf (metrics over the finite values)")
         if self.note:
             parts.append(self.note)
@@ -197,6 +210,7 @@ def measure(name: str, ref: np.ndarray, got: np.ndarray, limits: Thresholds) -> 
         cosine=cosine(ef, af),
         range_error=ratio,
         value_range=span,
+        compared=int(np.count_nonzero(both)),
     )
     if classifier_like(ref.shape, name):
         out.k = max(1, min(limits.top_k, ref.shape[-1]))

@@ -206,6 +206,17 @@ def loss_summary(previews: list[CastPreview], to: int) -> tuple[str, str]:
     return text, "\n".join(lines)
 
 
+def cast_line(counts: dict[str, int]) -> str:
+    """The cast's first log line (``cast_tensors``) for the status message, with thousands
+    separators as the confirmation box writes its numbers."""
+    return (
+        f"{counts.get('tensors_cast', 0):,} tensor(s) cast; "
+        f"{counts.get('values_clipped', 0):,} value(s) clipped, "
+        f"{counts.get('values_rounded', 0):,} rounded; "
+        f"{counts.get('casts_inserted', 0):,} Cast node(s) inserted"
+    )
+
+
 class CastDialog(TransformDialog):
     def __init__(self, session: DocumentSession, parent: QWidget | None = None) -> None:
         super().__init__(session, "Batch Tensor Cast", "Cast", "cast", parent)
@@ -312,7 +323,7 @@ class CastDialog(TransformDialog):
             result = cast_tensors(
                 model, keys, to, base_dir, clip=clip, cancel=cancelled, progress=report, sink=sink
             )
-            summary = result.log.lines[:1]
+            summary = [cast_line(result.log.counts)]
             if result.log.counts.get("casts_inserted"):
                 summary.append("Cast nodes were inserted where operators need the old type.")
             return TransformOutcome(result.model, result.log, result.log.title, summary)
@@ -354,7 +365,13 @@ class CastDialog(TransformDialog):
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             self,
         )
-        box.setInformativeText("Cast anyway? Edit > Undo restores the original values exactly.")
+        target = self.destination.target()
+        box.setInformativeText(
+            "Cast anyway? Edit > Undo restores the original values exactly."
+            if target is None
+            else f"Cast anyway? The result goes to {target.name}; the open document keeps "
+            "its original values."
+        )
         box.setDetailedText(details)
         box.setDefaultButton(QMessageBox.StandardButton.No)
         return box.exec() == QMessageBox.StandardButton.Yes

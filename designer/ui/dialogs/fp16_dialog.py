@@ -394,7 +394,7 @@ class FP16Dialog(TransformDialog):
             clear_labels(outcome.result.model, labels)  # the document's nodes stay unnamed
             log = outcome.result.log
             summary = check_summary(outcome)
-            warning = check_warning(outcome)
+            warning = check_warning(outcome, check, model)
             return TransformOutcome(outcome.result.model, log, log.title, summary, warning)
 
         return work

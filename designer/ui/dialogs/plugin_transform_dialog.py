@@ -1,6 +1,8 @@
 """The dialog of a transform plug-in (Tools > Global Model Modification, below the built-in
 ones): what the plug-in says it does, where the result goes, Run. The plug-in runs off the
-GUI thread on a copy of the model; its result replaces the document as one undo step."""
+GUI thread on a copy of the model; its result replaces the document as one undo step, or is
+written to a file, once the type checker accepts it (as ``onnx-designer transform`` does:
+an invalid result of a valid input is refused with the checker's first error)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ class PluginTransformDialog(TransformDialog):
         origin = QLabel(f"Plug-in {plugin.name} ({plugin.value}{source})")
         origin.setStyleSheet("color:palette(mid);")
         self.body.addWidget(origin)
+        self.resize(620, self.sizeHint().height())  # room for the output path (was 376 px)
 
     def prepare(self) -> TransformWork | str:
         transform = self.transform

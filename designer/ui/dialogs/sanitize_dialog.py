@@ -29,6 +29,8 @@ from designer.ui.session import DocumentSession
 
 #: QSpinBox holds a C int; larger thresholds are the same as no threshold for one tensor.
 MAX_THRESHOLD = 2**31 - 1
+#: how sanitize's log warns of a result the type checker rejects (from an invalid input)
+_RESULT_INVALID = "the result does not pass the model check"
 
 
 def has_onnxruntime() -> bool:
@@ -36,6 +38,8 @@ def has_onnxruntime() -> bool:
 
 
 class SanitizeDialog(TransformDialog):
+    checks_result = False  # sanitize refuses an invalid result of a valid input itself
+
     def __init__(self, session: DocumentSession, parent: QWidget | None = None) -> None:
         super().__init__(session, "Sanitize Graph", "Sanitize", "sanitized", parent)
         model = session.doc.model
@@ -168,6 +172,8 @@ class SanitizeDialog(TransformDialog):
                 f"Nodes {counts.get('nodes_before', 0):,} → {counts.get('nodes_after', 0):,}; "
                 f"size {counts.get('size_before', 0):,} → {counts.get('size_after', 0):,} bytes."
             ]
-            return TransformOutcome(result.model, result.log, result.log.title, summary)
+            failed = [w for w in result.log.warnings if w.startswith(_RESULT_INVALID)]
+            warning = f"{failed[0][0].upper()}{failed[0][1:]}." if failed else None
+            return TransformOutcome(result.model, result.log, result.log.title, summary, warning)
 
         return work

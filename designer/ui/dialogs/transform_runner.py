@@ -6,6 +6,10 @@ indicator and Run / Cancel. Running goes through :func:`designer.ui.jobs.start_j
 transform runs on the thread pool, the dialog stays responsive and Cancel stops it. The run
 ends with a :class:`StatusDialog` carrying the transform's log.
 
+The type checker gates a run as it gates the CLI's (``--force``): an input it rejects runs
+only after the user confirms, and a result it rejects from an input it accepted is neither
+applied nor written. A result equal to the input changes nothing (no undo step).
+
 Cancel is honoured until the result is committed: once the worker starts writing the output
 file (or the finished result is on its way to the document) Cancel can no longer half-undo
 it, so the run reports what really happened.
@@ -20,27 +24,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import onnx
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QKeyEvent
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
+    QMessageBox,
     QProgressBar,
-    QPushButton,
-    QRadioButton,
     QVBoxLayout,
     QWidget,
 )
 
+from designer.core.analysis.gate import first_error
 from designer.core.io import write_model
-from designer.core.io.external import is_external, iter_model_tensors
 from designer.core.io.save import AUTO_EXTERNAL_LIMIT
-from designer.core.transforms import TransformCancelled, TransformLog, replace_edit
+from designer.core.transforms import (
+    TransformCancelled,
+    TransformError,
+    TransformLog,
+    replace_edit,
+)
 from designer.ui.dialogs.status_dialog import RunState, StatusDialog
 from designer.ui.jobs import IsCancelled, Job, Report, start_job
 from designer.ui.session import DocumentSession
@@ -49,13 +54,21 @@ from designer.ui.widgets.error_label import ErrorLabel
 if TYPE_CHECKING:
     from designer.core.io.stream import DataSink
 
-MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
+from designer.ui.dialogs.destination_box import MODEL_FILTER as MODEL_FILTER
+from designer.ui.dialogs.destination_box import DestinationBox as DestinationBox
+from designer.ui.dialogs.destination_box import has_external_data as has_external_data
+from designer.ui.dialogs.destination_box import keep_enter as keep_enter
+from designer.ui.dialogs.destination_box import plain_button as plain_button
+from designer.ui.dialogs.destination_box import same_file as same_file
 
 
 @dataclass
 class TransformOutcome:
     """What a transform produced: the new model, its log, the undo text, lines for the
-    status message (e.g. the numerical check) and a warning that makes the run yellow."""
+    status message (e.g. the numerical check) and a warning that makes the run yellow.
+    ``saved``, ``unchanged`` (the result equals the input) and ``invalid`` (the type
+    checker's first error of the result, when run on an invalid input) are set by the
+    runner."""
 
     model: onnx.ModelProto
     log: TransformLog
@@ -63,6 +76,8 @@ class TransformOutcome:
     summary: list[str] = field(default_factory=list)
     warning: str | None = None
     saved: Path | None = None
+    unchanged: bool = False
+    invalid: str | None = None
 
 
 TransformWork = Callable[[Report, IsCancelled], TransformOutcome]
@@ -78,119 +93,6 @@ class StreamableWork:
 
     def __call__(self, report: Report, cancelled: IsCancelled) -> TransformOutcome:
         return self.run(report, cancelled, None)
-
-
-def same_file(a: Path, b: Path) -> bool:
-    """True when ``a`` and ``b`` name the same file (resolved, or the same inode)."""
-    if a.resolve() == b.resolve():
-        return True
-    try:
-        return a.exists() and b.exists() and a.samefile(b)
-    except OSError:
-        return False
-
-
-def has_external_data(model: onnx.ModelProto) -> bool:
-    return any(is_external(t) for t in iter_model_tensors(model))
-
-
-class _EnterFilter(QObject):
-    def __init__(self, parent: QObject, on_enter: Callable[[], object] | None) -> None:
-        super().__init__(parent)
-        self.on_enter = on_enter
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if (
-            event.type() == QEvent.Type.KeyPress
-            and isinstance(event, QKeyEvent)
-            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-        ):
-            if self.on_enter is not None:
-                self.on_enter()
-            return True
-        return False
-
-
-def keep_enter(edit: QLineEdit, on_enter: Callable[[], object] | None = None) -> None:
-    """Enter in ``edit`` calls ``on_enter`` instead of pressing the dialog's Run button
-    (typing a filter or a name must never start a transform)."""
-    edit.installEventFilter(_EnterFilter(edit, on_enter))
-
-
-def plain_button(text: str) -> QPushButton:
-    """A push button that never becomes the dialog's default (Enter stays with Run)."""
-    button = QPushButton(text)
-    button.setAutoDefault(False)
-    return button
-
-
-class DestinationBox(QGroupBox):
-    """Where the result goes: the open document (one undo step) or a file."""
-
-    def __init__(self, session: DocumentSession, suffix: str, parent: QWidget | None = None):
-        super().__init__("Destination", parent)
-        self.session = session
-        layout = QVBoxLayout(self)
-        self.to_document = QRadioButton("Modify the open document (undoable as one step)")
-        self.to_file = QRadioButton("Write to file:")
-        self.to_document.setChecked(True)
-        layout.addWidget(self.to_document)
-        row = QHBoxLayout()
-        row.addWidget(self.to_file)
-        self.path = QLineEdit(str(self._default_path(suffix)))
-        self.path.setToolTip("The new model file; the open model's own file is refused")
-        self.browse = plain_button("Browse…")
-        self.browse.clicked.connect(self._browse)
-        row.addWidget(self.path, 1)
-        row.addWidget(self.browse)
-        layout.addLayout(row)
-        self.to_file.toggled.connect(self._sync)
-        self._sync()
-
-    def _default_path(self, suffix: str) -> Path:
-        source = self.session.doc.path
-        if source is None:
-            return Path.cwd() / f"model_{suffix}.onnx"
-        return source.with_name(f"{source.stem}_{suffix}.onnx")
-
-    def _sync(self) -> None:
-        self.path.setEnabled(self.to_file.isChecked())
-        self.browse.setEnabled(self.to_file.isChecked())
-
-    def _browse(self) -> None:
-        chosen = self.choose_path(self.path.text())
-        if chosen:
-            self.path.setText(chosen)
-            self.to_file.setChecked(True)
-
-    def choose_path(self, start: str) -> str:
-        """Ask for the output file (a seam for tests)."""
-        name, _ = QFileDialog.getSaveFileName(self, "Write Model To", start, MODEL_FILTER)
-        return name
-
-    def target(self) -> Path | None:
-        """The output file, or None for the open document."""
-        return Path(self.path.text().strip()).expanduser() if self.to_file.isChecked() else None
-
-    def validate(self) -> str | None:
-        """Why the destination cannot be used, or None."""
-        if not self.to_file.isChecked():
-            return None
-        text = self.path.text().strip()
-        if not text:
-            return "Enter the file to write the result to."
-        target = Path(text).expanduser()
-        source = self.session.doc.path
-        if source is not None and same_file(target, source):
-            return (
-                f"{target} is the open model's own file; choose another file, or modify "
-                "the open document and save it."
-            )
-        if target.is_dir():
-            return f"{target} is a folder; choose a file name."
-        if not target.parent.is_dir():
-            return f"The folder {target.parent} does not exist."
-        return None
 
 
 class _CommitGuard:
@@ -217,11 +119,13 @@ class _CommitGuard:
 
 
 class TransformDialog(QDialog):
-    """Base of the three dialogs. Subclasses put their options in ``self.body`` and
+    """Base of the transform dialogs. Subclasses put their options in ``self.body`` and
     implement :meth:`prepare`; some override :meth:`before_run` (the cast preview)."""
 
     #: Emitted with the RunState after a run ended and its status dialog is up.
     runEnded = Signal(object)
+    #: False where the transform checks its own result (Sanitize refuses an invalid one).
+    checks_result = True
 
     def __init__(
         self,
@@ -238,6 +142,10 @@ class TransformDialog(QDialog):
         self.job: Job | None = None
         self.status: StatusDialog | None = None
         self._guard: _CommitGuard | None = None
+        #: the type checker's first error of the input the user chose to transform anyway
+        self.forced: str | None = None
+        #: the last run's result was the input itself (nothing changed; no Show Changes)
+        self.unchanged = False
         layout = QVBoxLayout(self)
         self.options = QWidget()
         self.body = QVBoxLayout(self.options)
@@ -283,7 +191,8 @@ class TransformDialog(QDialog):
 
     # --- running -------------------------------------------------------------------------
     def run(self) -> None:
-        """Validate, then run (nothing changes on bad input: the message says why)."""
+        """Validate, check the model, then run (nothing changes on bad input: the message
+        says why)."""
         if self.running:
             return
         problem = self.destination.validate()
@@ -292,7 +201,55 @@ class TransformDialog(QDialog):
             self.show_error(prepared)
             return
         self.show_error("")
-        self.before_run(prepared)
+        self.gate(prepared)
+
+    def gate(self, work: TransformWork) -> None:
+        """Check the input with the type checker (off the GUI thread; the CLI's gate,
+        :func:`designer.core.analysis.gate.first_error`) and run ``work`` when it passes,
+        or when the user confirms running on an invalid model (the CLI's ``--force``)."""
+        model, path = self.session.doc.model, self.session.doc.path
+
+        def check(report: Report, cancelled: IsCancelled) -> str | None:
+            report(0.0, "checking the model")
+            return first_error(model, path)
+
+        def checked(problem: str | None) -> None:
+            self.forced = problem
+            if problem is not None and not self.confirm_invalid(problem):
+                self.show_error(
+                    f"Not run: the model is not valid ({problem}). Fix it first (the Type "
+                    "Check dock lists every error), or run again and confirm."
+                )
+                return
+            self.before_run(work)
+
+        self.run_job(
+            check,
+            checked,
+            lambda m: self.report(RunState.FAILURE, f"{m}\nNothing was changed.", ""),
+            lambda: self.report(RunState.CANCELLED, "Nothing was changed.", ""),
+            "Checking the model…",
+        )
+
+    def confirm_invalid(self, problem: str) -> bool:
+        """Ask whether to transform a model the type checker rejects (a seam for tests)."""
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Not a valid model",
+            f"{self.session.title.rstrip('*')} is not a valid model: {problem}",
+            QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        box.setInformativeText(
+            f"Fix it first (the Type Check dock lists every error), or run {self.what} "
+            "anyway: the result may not be valid either."
+        )
+        anyway = box.addButton("Run Anyway", QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        confirmed = box.clickedButton() is anyway
+        box.deleteLater()
+        return confirmed
 
     def run_job(
         self,
@@ -333,8 +290,23 @@ class TransformDialog(QDialog):
         """Run the transform, commit the result to the chosen destination, report."""
         target = self.destination.target()
         doc = self.session.doc
-        source_model, source_dir = doc.model, doc.base_dir
+        source_model, source_dir, source_path = doc.model, doc.base_dir, doc.path
         guard = _CommitGuard()
+        forced, what, verify = self.forced, self.what, self.checks_result
+        self.unchanged = False
+
+        def checked(outcome: TransformOutcome) -> None:
+            """Refuse an invalid result of a valid input (the CLI's ``_verify``); note
+            whether the result is the input itself."""
+            problem = first_error(outcome.model, source_path) if verify else None
+            outcome.invalid = problem
+            if problem is not None and forced is None:
+                done = "applied" if target is None else "written"
+                raise TransformError(
+                    f"{what} produced a model that is not valid ({problem}); the input "
+                    f"was valid, so the result was not {done}."
+                )
+            outcome.unchanged = outcome.model == source_model
 
         def full(report: Report, cancelled: IsCancelled) -> TransformOutcome:
             if (
@@ -348,12 +320,14 @@ class TransformDialog(QDialog):
 
                 with DataSink(target, source_model) as sink:
                     outcome: TransformOutcome = work.run(report, cancelled, sink)
+                    checked(outcome)
                     guard.commit(cancelled)
                     report(1.0, f"writing {target.name}")
                     saved = write_model(outcome.model, target, source_dir, limit=0, sink=sink)
                 outcome.saved = saved.path
                 return outcome
             outcome = work(report, cancelled)
+            checked(outcome)
             guard.commit(cancelled)
             if target is not None:
                 report(1.0, f"writing {target.name}")
@@ -370,25 +344,17 @@ class TransformDialog(QDialog):
                     outcome.log.text(),
                 )
                 return
+            self.unchanged = outcome.unchanged
             refused = (
                 self.session.try_push(replace_edit(outcome.label, outcome.model))
-                if target is None
+                if target is None and not outcome.unchanged
                 else None
             )
             if refused is not None:
                 self.report(RunState.FAILURE, f"The document refused the result: {refused}", "")
                 return
-            where = (
-                f"The result was written to {outcome.saved}."
-                if outcome.saved is not None
-                else "The open document was changed as one step; Edit > Undo restores it."
-            )
-            lines = [where, *outcome.summary]
-            state = RunState.SUCCESS
-            if outcome.warning:
-                lines.append(outcome.warning)
-                state = RunState.WARNING
-            self.report(state, "\n".join(lines), outcome.log.text())
+            state, message = self._ended(outcome, forced, verify)
+            self.report(state, message, outcome.log.text())
             self.accept()
 
         def failed(message: str) -> None:
@@ -399,6 +365,34 @@ class TransformDialog(QDialog):
 
         self._guard = guard
         guard.job = self.run_job(full, finished, failed, cancelled, f"{self.what}…")
+
+    @staticmethod
+    def _ended(
+        outcome: TransformOutcome, forced: str | None, verified: bool
+    ) -> tuple[RunState, str]:
+        """How a committed run ended: where the result went, the transform's lines, and
+        the warnings (the transform's; an invalid input run anyway) that make it yellow."""
+        if outcome.saved is not None:
+            same = " (the same model as the open document)" if outcome.unchanged else ""
+            where = f"The result was written to {outcome.saved}{same}."
+        elif outcome.unchanged:
+            where = "Nothing to change: the document is unchanged (no undo step)."
+        else:
+            where = "The open document was changed as one step; Edit > Undo restores it."
+        warnings = [outcome.warning] if outcome.warning else []
+        if forced is not None:
+            result = ""
+            if verified:
+                result = (
+                    f"; the result is not valid either ({outcome.invalid})"
+                    if outcome.invalid
+                    else "; the result passes the type check"
+                )
+            warnings.append(
+                f"The input is not a valid model ({forced}); it ran anyway, as confirmed{result}."
+            )
+        state = RunState.WARNING if warnings else RunState.SUCCESS
+        return state, "\n".join([where, *outcome.summary, *warnings])
 
     def cancel_run(self) -> None:
         """Cancel button while running: stop the job unless its result is being written."""

@@ -88,12 +88,12 @@ def open_dialog(window: MainWindow, factory: DialogFactory) -> TransformDialog |
 def offer_changes(
     window: MainWindow, dialog: TransformDialog, before: Snapshot, state: RunState
 ) -> bool:
-    """After a run that changed something (the document, or a new file), give its status
-    dialog a Show Changes button: the Compare view of the model before and after (also
-    remembered for Edit > Show Changes of Last Step)."""
+    """After a run that changed something (the document, or a new file that differs from
+    it), give its status dialog a Show Changes button: the Compare view of the model before
+    and after (also remembered for Edit > Show Changes of Last Step)."""
     status = dialog.status
-    if status is None or state not in (RunState.SUCCESS, RunState.WARNING):
-        return False
+    if status is None or state not in (RunState.SUCCESS, RunState.WARNING) or dialog.unchanged:
+        return False  # nothing to compare: the run changed nothing
     target = dialog.destination.target()
     session = dialog.session
     if target is not None:
