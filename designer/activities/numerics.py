@@ -138,6 +138,21 @@ def _as_ort_type(value: np.ndarray, ort_type: str) -> np.ndarray:
 
 
 # --- inputs --------------------------------------------------------------------------------
+def free_dims(model: onnx.ModelProto) -> list[str]:
+    """The named free dimensions (``dim_param``) of ``model``'s graph inputs (initializers
+    left out), in order of appearance: what ``--dim`` / ``--check-dim`` and the profile
+    dialog can set."""
+    inits = {i.name for i in model.graph.initializer}
+    names: dict[str, None] = {}
+    for value in model.graph.input:
+        if value.name in inits or not value.type.HasField("tensor_type"):
+            continue
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.HasField("dim_param") and dim.dim_param:
+                names[dim.dim_param] = None
+    return list(names)
+
+
 def model_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     """Graph inputs that are not initializers (what a user feeds)."""
     inits = {t.name for t in model.graph.initializer}

@@ -157,23 +157,11 @@ def report_cancelled(kept: str | None) -> int:
     return CANCELLED_EXIT
 
 
-def free_dims(model: Any) -> list[str]:
-    """The named free dimensions (``dim_param``) of ``model``'s graph inputs (initializers
-    left out), in order of appearance: the names ``--dim`` / ``--check-dim`` can set."""
-    inits = {i.name for i in model.graph.initializer}
-    names: dict[str, None] = {}
-    for value in model.graph.input:
-        if value.name in inits or not value.type.HasField("tensor_type"):
-            continue
-        for dim in value.type.tensor_type.shape.dim:
-            if dim.HasField("dim_param") and dim.dim_param:
-                names[dim.dim_param] = None
-    return list(names)
-
-
 def unknown_dims(option: str, given: Iterable[str], model: Any) -> str | None:
     """The usage error of a ``option NAME=V`` whose NAME is no free dimension of ``model``
     (one line naming the ones it has), or None when every name is one."""
+    from designer.activities.numerics import free_dims
+
     names = free_dims(model)
     bad = [name for name in given if name not in names]
     if not bad:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from designer.activities.numerics import free_dims
 from designer.activities.runner import CPU, OrtProfileOptions, default_profile_path
 from designer.core.errors import DesignerError
 from designer.ui.jobs import start_job_with
@@ -37,15 +38,7 @@ def free_dimensions(path: Path) -> list[str]:
         model = onnx.load(str(path), load_external_data=False)
     except Exception as exc:
         raise DesignerError(f"{path}: not a readable ONNX model ({exc})") from None
-    inits = {i.name for i in model.graph.initializer}
-    names: dict[str, None] = {}
-    for value in model.graph.input:
-        if value.name in inits or not value.type.HasField("tensor_type"):
-            continue
-        for dim in value.type.tensor_type.shape.dim:
-            if dim.HasField("dim_param") and dim.dim_param:
-                names[dim.dim_param] = None
-    return list(names)
+    return free_dims(model)
 
 
 def _path_row(edit: QLineEdit, browse: QPushButton) -> QHBoxLayout:
