@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable
 
 import onnx
 
 from designer.activities.ort_errors import failed_on_inputs
+from designer.core.walk import iter_graphs
 
 
 def _symbolic_dims(model: onnx.ModelProto, given: dict[str, int]) -> list[str]:
@@ -46,7 +46,8 @@ def unknown_block_names(
     name, which is an error with the likely one."""
     names: set[str] = set()
     types: set[str] = set()
-    for graph in _graphs(model):
+    for walked in iter_graphs(model):
+        graph = walked.graph
         for node in graph.node:
             names.add(node.name)
             types.add(node.op_type)
@@ -71,19 +72,6 @@ def unknown_block_names(
             return f"--block-op: '{op}' is no ONNX operator{hint}", []
         warnings.append(f"--block-op {op}: the model has no {op} node; it blocks nothing")
     return None, warnings
-
-
-def _graphs(model: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
-    """The main graph, every subgraph and every local function body (as graphs of nodes)."""
-    stack: list[Any] = [model.graph, *model.functions]
-    while stack:
-        graph = stack.pop()
-        yield graph
-        for node in graph.node:
-            for attr in node.attribute:
-                if attr.HasField("g"):
-                    stack.append(attr.g)
-                stack.extend(attr.graphs)
 
 
 def check_not_run(args: argparse.Namespace, model: onnx.ModelProto, reason: str) -> str:

@@ -5,7 +5,6 @@ complete (:func:`designer.core.io.atomic.write_atomic`)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
 from collections.abc import Callable
@@ -13,20 +12,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from designer.core.errors import DesignerError
+from designer.core.io.atomic import same_file
 
 T = TypeVar("T")
-
-
-def same_file(source: Path, target: Path) -> bool:
-    """True when ``target`` names the file ``source`` is: the same path once resolved (a
-    symbolic link, ``..``, another spelling) or the same file reached another way (a hard
-    link, a linked folder: ``os.path.samefile`` when both exist)."""
-    with contextlib.suppress(OSError, RuntimeError):  # a link loop is not the input
-        if source.resolve() == target.resolve():
-            return True
-    with contextlib.suppress(OSError):  # what cannot be examined is not the input
-        return source.exists() and target.exists() and source.samefile(target)
-    return False
 
 
 def refuse_input(target: Path, *inputs: Path, error: type[DesignerError] = DesignerError) -> None:

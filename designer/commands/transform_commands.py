@@ -23,15 +23,12 @@ from designer.commands.fp16_messages import check_not_run, unknown_block_names
 
 
 def _prepare(args: argparse.Namespace) -> onnx.ModelProto:
+    from designer.commands.outputs import refuse_input
     from designer.core.io import read_model
     from designer.core.transforms import TransformError
 
     source, target = Path(args.input), Path(args.output)
-    same = source.resolve() == target.resolve()
-    if not same and target.exists() and source.exists():
-        same = source.samefile(target)
-    if same:
-        raise TransformError(f"{target}: the output path is the input; choose another file")
+    refuse_input(target, source, error=TransformError)
     if target.is_dir():
         raise TransformError(f"{target}: is a folder; choose a file name")
     model = read_model(source)

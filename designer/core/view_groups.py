@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
-import onnx
-
 from designer.core.document import Document
 from designer.core.errors import DesignerError
+from designer.core.functions import node_reads
 from designer.core.scope import ScopeId
 from designer.core.scope_path import common_path
 
@@ -97,9 +96,8 @@ def constants_feeding_only(doc: Document, scope_id: ScopeId, keys: Iterable[int]
     readers: dict[str, set[int]] = {}
     constants: list[tuple[int, list[str]]] = []
     for key, node in scope.nodes():
-        for name in (*node.input, *_subgraph_reads(node)):
-            if name:
-                readers.setdefault(name, set()).add(key)
+        for name in node_reads(node):
+            readers.setdefault(name, set()).add(key)
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and key not in chosen:
             constants.append((key, [o for o in node.output if o]))
     outputs = set(scope.output_names())
@@ -111,20 +109,6 @@ def constants_feeding_only(doc: Document, scope_id: ScopeId, keys: Iterable[int]
         if read and read <= chosen:
             taken.append(key)
     return taken
-
-
-def _subgraph_reads(node: onnx.NodeProto) -> set[str]:
-    """Every value name the subgraphs of ``node`` read (to any depth)."""
-    graphs = [a.g for a in node.attribute if a.HasField("g")]
-    graphs.extend(g for a in node.attribute for g in a.graphs)
-    names: set[str] = set()
-    while graphs:
-        graph = graphs.pop()
-        for inner in graph.node:
-            names.update(inner.input)
-            graphs.extend(a.g for a in inner.attribute if a.HasField("g"))
-            graphs.extend(g for a in inner.attribute for g in a.graphs)
-    return names
 
 
 def remove_view_group(doc: Document, scope_id: ScopeId, name: str) -> bool:

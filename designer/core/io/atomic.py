@@ -253,3 +253,15 @@ def _remove(folder: Path, names: list[str]) -> list[Path]:
             candidate.unlink()
             removed.append(candidate)
     return removed
+
+
+def same_file(source: Path, target: Path) -> bool:
+    """True when ``target`` names the file ``source`` is: the same path once resolved (a
+    symbolic link, ``..``, another spelling) or the same file reached another way (a hard
+    link, a linked folder: ``os.path.samefile`` when both exist)."""
+    with contextlib.suppress(OSError, RuntimeError):  # a link loop is not the input
+        if source.resolve() == target.resolve():
+            return True
+    with contextlib.suppress(OSError):  # what cannot be examined is not the input
+        return source.exists() and target.exists() and source.samefile(target)
+    return False

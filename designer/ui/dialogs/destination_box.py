@@ -22,20 +22,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from designer.core.io.atomic import same_file as same_file
 from designer.core.io.external import is_external, iter_model_tensors
 from designer.ui.session import DocumentSession
 
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
-
-
-def same_file(a: Path, b: Path) -> bool:
-    """True when ``a`` and ``b`` name the same file (resolved, or the same inode)."""
-    if a.resolve() == b.resolve():
-        return True
-    try:
-        return a.exists() and b.exists() and a.samefile(b)
-    except OSError:
-        return False
 
 
 def has_external_data(model: onnx.ModelProto) -> bool:
