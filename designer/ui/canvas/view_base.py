@@ -81,7 +81,6 @@ class CanvasViewBase(NavigationMixin):
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.PreventContextMenu)
         self.setMouseTracking(True)
         self.job: LayoutJob | None = None
-        self._expanding: ViewGraph | None = None  # the graph an Expand All job lays out
         self._pending = False  # a refresh is scheduled
         self._model_pending = False
         self._fit_pending = True
@@ -173,14 +172,13 @@ class CanvasViewBase(NavigationMixin):
         elif job.purpose == "expand-all":
             if placement is None:
                 self.statusMessage.emit("Expand All cancelled; the modules stay collapsed")
-            elif self._pending or job.graph is not self._expanding:
+            elif self._pending:
                 self.statusMessage.emit("The model changed while it was laid out: expand again")
             else:
                 from designer.ui.canvas.expand_all import place_expanded
 
                 place_expanded(self, job.graph, placement)  # type: ignore[arg-type]
                 self.statusMessage.emit(f"Expanded and laid out in {job.seconds:.1f} s")
-            self._expanding = None
         elif placement is not None:
             self._apply_arrangement(placement)
         else:
@@ -207,7 +205,6 @@ class CanvasViewBase(NavigationMixin):
     def start_expand_all(self, graph: ViewGraph) -> None:
         """Lay ``graph`` (the view with nothing collapsed) out off the GUI thread; when it
         ends, :func:`designer.ui.canvas.expand_all.place_expanded` draws it."""
-        self._expanding = graph
         self._start_job(graph, "expand-all")
 
     def arrange_nodes(self) -> None:
