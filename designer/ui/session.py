@@ -14,6 +14,8 @@ import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from designer.core.analysis import CheckResult, check_document
+from designer.core.analysis.inference import IN_PROCESS
+from designer.core.analysis.onnx_process import HELPER_NODES, shared_process
 from designer.core.document import ChangeKind, Document, DocumentEvent
 from designer.core.edits import Edit
 from designer.core.errors import DesignerError
@@ -51,8 +53,10 @@ class _CheckJob(QRunnable):
         with gc_paused():
             doc = Document(self.model)
             doc.replace_model(self.model, self.keys)  # same node keys as the live document
+            nodes = sum(len(keys) for keys in self.keys.values())
+            calls = shared_process() if nodes >= HELPER_NODES else IN_PROCESS
             try:
-                result: object = check_document(doc)
+                result: object = check_document(doc, calls=calls)
             except Exception as exc:  # a checker bug must not take the GUI down
                 result = exc
             with contextlib.suppress(RuntimeError):  # the session (and signals) are gone

@@ -9,11 +9,10 @@ import onnx
 
 from designer.core.analysis.diagnostics import Diagnostic, Severity
 from designer.core.analysis.inference import (
+    IN_PROCESS,
     SKIPPED,
     InferenceProblem,
-    lenient_inference,
-    run_checker,
-    run_inference,
+    OnnxCalls,
     weightless_copy,
 )
 from designer.core.analysis.structure import Finding, ScopeChecker
@@ -103,11 +102,14 @@ def scope_title(doc: Document, scope: Scope) -> str:
     return " ▸ ".join([root, *reversed(parts)])
 
 
-def check_document(doc: Document, registry: SchemaRegistry | None = None) -> CheckResult:
+def check_document(
+    doc: Document, registry: SchemaRegistry | None = None, calls: OnnxCalls = IN_PROCESS
+) -> CheckResult:
     """Check every scope of ``doc``; never raises for a bad model (problems are diagnostics).
 
     Cost: one Python pass over every node, plus onnx's checker and strict shape inference
-    on a copy of the model without its large weights.
+    on a copy of the model without its large weights, run where ``calls`` says (the window
+    runs them in a helper process for big models: :mod:`designer.core.analysis.onnx_process`).
     """
     registry = registry or default_registry()
     model_opsets = doc.opset_imports
@@ -130,7 +132,7 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
             keys[scope.id] = list(scope.keys)
     skeleton = weightless_copy(doc.model)
     by_name = _NodeLocator(doc)
-    checked = run_checker(skeleton)
+    checked = calls.check(skeleton)
     skipped = [p for p in checked if p.source == SKIPPED]
     diagnostics.extend(_from_problem(p, by_name, doc) for p in checked if p not in skipped)
     errors = [
@@ -147,10 +149,10 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
         )
         inferred = None
     elif not errors:
-        inferred, problems = run_inference(skeleton)
+        inferred, problems = calls.infer(skeleton)
         diagnostics.extend(_from_problem(p, by_name, doc) for p in problems)
     else:
-        inferred = _infer_around_errors(doc, skeleton, errors)
+        inferred = _infer_around_errors(doc, skeleton, errors, calls)
         if inferred is None:
             where = (
                 "the errors inside subgraphs or functions"
@@ -172,7 +174,7 @@ def check_document(doc: Document, registry: SchemaRegistry | None = None) -> Che
 
 
 def _infer_around_errors(
-    doc: Document, skeleton: onnx.ModelProto, errors: list[Diagnostic]
+    doc: Document, skeleton: onnx.ModelProto, errors: list[Diagnostic], calls: OnnxCalls
 ) -> onnx.ModelProto | None:
     """Lenient inference with the erroneous nodes left out, so values elsewhere keep their
     types while the user fixes them. onnx's inference may crash on a malformed node, so
@@ -185,7 +187,7 @@ def _infer_around_errors(
     bad = sorted({scope.index_of(d.node_key) for d in errors if d.node_key is not None})
     for index in reversed(bad):
         del skeleton.graph.node[index]
-    inferred = lenient_inference(skeleton)
+    inferred = calls.infer_lenient(skeleton)
     if not bad:
         return inferred
     # Put placeholders back so node indices match the document's again.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import onnx
 from onnx import shape_inference
@@ -124,6 +125,41 @@ def _skipped(exc: Exception) -> InferenceProblem | None:
         "onnx's protobuf recursion limit of 100 message levels (about 33 nested subgraphs)",
         SKIPPED,
     )
+
+
+class OnnxCalls(Protocol):
+    """Where onnx's checker and shape inference run: in this process (:data:`IN_PROCESS`)
+    or in a helper process (:class:`designer.core.analysis.onnx_process.OnnxProcess`, the
+    window's choice for big models). Same answers either way, for the same model."""
+
+    def check(self, model: onnx.ModelProto) -> list[InferenceProblem]:
+        """:func:`run_checker`."""
+        ...
+
+    def infer(self, model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[InferenceProblem]]:
+        """:func:`run_inference`; the model returned may hold only what types are read
+        from (see :func:`designer.core.analysis.onnx_process.types_only`)."""
+        ...
+
+    def infer_lenient(self, model: onnx.ModelProto) -> onnx.ModelProto:
+        """:func:`lenient_inference`, with the same freedom."""
+        ...
+
+
+class InProcess:
+    """onnx called here, on the calling thread."""
+
+    def check(self, model: onnx.ModelProto) -> list[InferenceProblem]:
+        return run_checker(model)
+
+    def infer(self, model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[InferenceProblem]]:
+        return run_inference(model)
+
+    def infer_lenient(self, model: onnx.ModelProto) -> onnx.ModelProto:
+        return lenient_inference(model)
+
+
+IN_PROCESS = InProcess()
 
 
 def run_checker(model: onnx.ModelProto) -> list[InferenceProblem]:
