@@ -78,6 +78,8 @@ class MainWindow(QMainWindow):
         self.menus: dict[str, QMenu] = {}  # filled by build_menus: "File", "Edit", …
         self.main_toolbar: QToolBar | None = None  # filled by build_menus
         self.recent_menu: QMenu | None = None
+        #: when a list: errors are kept here instead of shown in a message box (headless)
+        self.headless_errors: list[str] | None = None
         self.windows_menu = QMenu("&Windows", self)
 
         self.tabs = QTabWidget()
@@ -365,6 +367,11 @@ class MainWindow(QMainWindow):
         }.get(answer, "cancel")
 
     def show_error(self, title: str, message: str) -> None:
+        """A message box, or, where nobody can click one (``headless_errors`` set, as by
+        ``onnx-designer screenshot``), the message kept in that list."""
+        if self.headless_errors is not None:
+            self.headless_errors.append(message)
+            return
         QMessageBox.critical(self, title, message)
 
     # --- autosave and recovery -------------------------------------------------------------
@@ -395,7 +402,11 @@ class MainWindow(QMainWindow):
         stays on disk (a second crash loses nothing), autosave writes over it, and saving
         or closing the tab removes it. It shows the layout autosaved with the entry (an
         entry of an older version, without one, is arranged anew)."""
-        entries = recovery.pending_recoveries()
+        try:
+            entries = recovery.pending_recoveries()
+        except OSError as exc:  # no safety net: the designer works all the same
+            self.statusBar().showMessage(str(exc), 30000)
+            return
         if not entries:
             return
         if not self.ask_restore(entries):

@@ -60,14 +60,26 @@ _HOST = socket.gethostname()
 _HELD: set[str] = set()
 
 
+class RecoveryUnavailable(OSError):
+    """The recovery folder cannot be made: crash recovery is off, nothing else is."""
+
+
 def recovery_dir() -> Path:
+    """The recovery folder, made if needed; RecoveryUnavailable when it cannot be (a
+    read-only home, a path through a file): the message says what to do."""
     folder = os.environ.get("ONNX_DESIGNER_RECOVERY_DIR")
     if folder:
         path = Path(folder)
     else:
         base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
         path = Path(base or Path.home() / ".onnx-designer") / "recovery"
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RecoveryUnavailable(
+            f"crash recovery is off: cannot create the recovery folder {path} "
+            f"({exc.strerror or exc}); set ONNX_DESIGNER_RECOVERY_DIR to a writable folder"
+        ) from exc
     return path
 
 
@@ -273,10 +285,16 @@ def claim(entry: RecoveryEntry) -> bool:
 
 
 def remove_recovery(entry_id: str) -> None:
-    folder = recovery_dir()
-    for suffix in (".onnx", ".json"):
-        (folder / f"{entry_id}{suffix}").unlink(missing_ok=True)
+    """Delete an entry's files (its document was saved or closed). Never raises: closing
+    or saving a document must not depend on the safety net; what cannot be removed is
+    logged (and offered at a next start, where the user can drop it)."""
     _HELD.discard(entry_id)
+    try:
+        folder = recovery_dir()
+        for suffix in (".onnx", ".json"):
+            (folder / f"{entry_id}{suffix}").unlink(missing_ok=True)
+    except OSError as exc:
+        logger.warning("recovery entry %s cannot be removed: %s", entry_id, exc)
 
 
 def pending_recoveries() -> list[RecoveryEntry]:

@@ -44,10 +44,13 @@ def render_window(
     window = MainWindow()
     window.resize(*size)
     window.show()
+    window.headless_errors = []  # offscreen, a message box would wait for a click forever
     window.open_files([model])
     tab = window.tab()
     if tab is None:
-        raise DesignerError(f"{model}: the model could not be opened")
+        window.close()
+        reason = window.headless_errors[0] if window.headless_errors else "cannot be opened"
+        raise DesignerError(reason if str(model) in reason else f"{model}: {reason}")
     tab.view.wait_for_layout(int(timeout * 1000))
     deadline = time.monotonic() + timeout
     while tab.session.check_result is None and time.monotonic() < deadline:
