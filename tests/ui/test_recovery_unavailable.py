@@ -52,7 +52,7 @@ def test_documents_save_and_close_without_a_recovery_folder(
     assert "Autosave" in window.statusBar().currentMessage()
     window.ask_save_changes = lambda tab: how  # type: ignore[method-assign]
     assert window.close_tab()  # raised from remove_recovery: no tab could be closed
-    assert window.tab() is None and not window.errors
+    assert window.tab() is None and not window.errors  # type: ignore[attr-defined]
     saved = path.read_bytes()
     assert (b"changed" in saved) == (how == "save")
 
