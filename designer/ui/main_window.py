@@ -300,6 +300,15 @@ class MainWindow(QMainWindow):
             chosen = self.choose_save_path(tab, path)
             if chosen is None:
                 return False
+            other = self._open_elsewhere(tab, chosen)
+            if other is not None:
+                self.show_error(
+                    "Cannot save model",
+                    f"{chosen} is open in the tab {other.session.title.rstrip('*')}: saving "
+                    "over it would replace that model and remove the external data it still "
+                    "reads. Close that tab first, or choose another file name.",
+                )
+                return False
             path = chosen
         try:
             tab.session.save(path)
@@ -311,6 +320,16 @@ class MainWindow(QMainWindow):
         self._refresh_recent()
         self.statusBar().showMessage(f"Saved {path}", 5000)
         return True
+
+    def _open_elsewhere(self, tab: DocumentTab, path: Path) -> DocumentTab | None:
+        """The tab of another document whose model file is ``path``, if one is open."""
+        target = path.resolve()
+        for other in self.document_tabs():
+            if other.session.root() is tab.session.root():
+                continue
+            if other.scope_id == MAIN_SCOPE and other.session.doc.path == target:
+                return other
+        return None
 
     def choose_save_path(self, tab: DocumentTab, current: Path | None) -> Path | None:
         start = str(current) if current else "model.onnx"
