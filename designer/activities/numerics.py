@@ -166,6 +166,7 @@ def random_inputs(
     [0, 4), bools half true; symbolic dims from ``dims`` or 1."""
     rng = np.random.default_rng(seed)
     feeds: dict[str, np.ndarray] = {}
+    total = 0
     for vi in model_inputs(model):
         tt = vi.type.tensor_type
         if vi.type.WhichOneof("value") != "tensor_type":
@@ -175,6 +176,15 @@ def random_inputs(
             for d in tt.shape.dim
         ]
         dtype = np_dtype(tt.elem_type)
+        total += _input_bytes(vi.name, shape, dtype)
+        if total > RANDOM_INPUTS_MAX_BYTES:
+            gib = total / (1 << 30)
+            size = f"{gib:,.1f} GiB" if gib < 1e6 else "more than any memory holds"
+            raise NumericsError(
+                f"the random inputs would take {size}, up to input '{vi.name}' of shape "
+                f"{shape} (the limit is {RANDOM_INPUTS_MAX_BYTES >> 30} GiB); set smaller "
+                "dimensions with --check-dim"
+            )
         if dtype.kind == "f" or tt.elem_type == onnx.TensorProto.BFLOAT16:
             value: np.ndarray = rng.standard_normal(shape).astype(np.float32)
         elif dtype.kind in "iu":
@@ -185,6 +195,22 @@ def random_inputs(
             raise NumericsError(f"input '{vi.name}' has type {dtype}; give inputs with --inputs")
         feeds[vi.name] = np.asarray(value)
     return feeds
+
+
+#: Random inputs larger than this (all together) are not made: a declared dimension of
+#: 2**62, or merely [1, 3, 30000, 30000] floats, would allocate until memory ran out.
+RANDOM_INPUTS_MAX_BYTES = 1 << 30
+
+
+def _input_bytes(name: str, shape: list[int], dtype: np.dtype) -> int:
+    """Bytes of a random input of ``shape`` as it is made (floats as float32);
+    NumericsError for a negative dimension. Python integers: no overflow."""
+    if any(d < 0 for d in shape):
+        raise NumericsError(f"input '{name}' has a negative dimension {shape}; fix its shape")
+    elements = 1
+    for d in shape:
+        elements *= d
+    return elements * (4 if dtype.kind == "f" else max(dtype.itemsize, 1))
 
 
 def load_input_dir(model: onnx.ModelProto, folder: Path) -> dict[str, np.ndarray]:

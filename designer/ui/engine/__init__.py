@@ -4,6 +4,7 @@ panel, the report card and the comparison of engines. Parsing is Qt-free, in
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,8 @@ def is_engine_file(path: Path) -> bool:
     if suffix in ENGINE_SUFFIXES:
         return True
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False  # a pipe or device would block the window: the model loader says so
         with open(path, "rb") as f:
             head = f.read(64).lstrip()
     except OSError:
