@@ -26,9 +26,17 @@ _NODE = re.compile(
 #: the C++ place a status message may start with: ``/src/x.h:91 ns::F(args) `` (the
 #: signature may carry a return type, ``virtual OrtValue* ns::F(int) ``)
 _PLACE = re.compile(r"\S+\.(?:h|hpp|cc|cpp|cu):\d+ (?:(?:[\w:~<>*&]+ )*[\w:~<>]+\(.*?\) )?")
-#: what a line of a model that loaded but failed on its inputs holds: a node that failed
-#: while running (:func:`error_line`'s form), or ORT's words for inputs that do not fit
-_ON_INPUTS = re.compile(r"\b\S+ node (?:'[^']*'|\(unnamed\)): |INVALID_ARGUMENT|invalid dimensions")
+#: a node that failed while the model ran (:func:`error_line`'s form): the model loaded
+_RAN_NODE = re.compile(r"\b\S+ node (?:'[^']*'|\(unnamed\)): ")
+#: ORT's words for a model it rejects while loading it, whatever the code word: ``INVALID_
+#: ARGUMENT: Invalid model. Node input 'x' is not a graph input, …``, ``INVALID_GRAPH: This
+#: is an invalid model. …``, ``Load model from m.onnx failed: …``
+_MODEL_REJECTED = re.compile(
+    r"\binvalid model\b|\bLoad model from\b.*\bfailed\b|\bFailed to load model\b", re.IGNORECASE
+)
+#: ORT's words for inputs that do not fit a model that loaded (``INVALID_ARGUMENT: Got
+#: invalid dimensions for input: x …``, ``… Unexpected input data type …``)
+_INPUTS_REFUSED = re.compile(r"INVALID_ARGUMENT|invalid dimensions")
 
 
 def error_line(exc: BaseException) -> str:
@@ -55,5 +63,13 @@ def error_line(exc: BaseException) -> str:
 
 def failed_on_inputs(text: str) -> bool:
     """True when ``text`` (a reason holding an :func:`error_line`) says the model loaded in
-    ONNX Runtime and failed on the inputs given: other inputs may let it run."""
-    return _ON_INPUTS.search(text) is not None
+    ONNX Runtime and failed on the inputs given: other inputs may let it run.
+
+    False for a model ORT rejects while loading it, also under the code word that input
+    errors share (``INVALID_ARGUMENT: Invalid model. …``): no inputs would help, the model
+    is what to fix."""
+    if _RAN_NODE.search(text):
+        return True
+    if _MODEL_REJECTED.search(text):
+        return False
+    return _INPUTS_REFUSED.search(text) is not None

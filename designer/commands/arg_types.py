@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
+from pathlib import Path
 
 
 def collapse_depth(text: str) -> str:
@@ -32,3 +34,19 @@ def positive_number(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a number above 0, not {text!r}")
     return value
+
+
+def image_file(*suffixes: str) -> Callable[[str], Path]:
+    """An argparse type: a file name ending in one of ``suffixes`` (the formats the writer
+    has), so that a wrong one is a usage error before the model is even read."""
+
+    def parse(text: str) -> Path:
+        path = Path(text)
+        if path.suffix.lower() not in suffixes:
+            named = ", ".join(suffixes)
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: the image format comes from the file name; use one ending in {named}"
+            )
+        return path
+
+    return parse

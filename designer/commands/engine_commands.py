@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from designer.commands.image_commands import colour
+
 if TYPE_CHECKING:
     from designer.activities.reports.engine_bundle import EngineBundle
     from designer.activities.reports.table import Table
@@ -116,7 +118,7 @@ def _info(args: argparse.Namespace) -> int:
     for kind, paths in info["files"].items():
         print(f"{kind}: {', '.join(paths)}")
     for line in info["skipped"]:  # a damaged file beside the engine
-        print(f"note: {line}", file=sys.stderr)
+        print(f"onnx-designer: note: {line}", file=sys.stderr)
     return 0
 
 
@@ -311,7 +313,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("file", metavar="FILE", help="the engine's layer JSON")
     p.add_argument("out", metavar="OUT", help="the image to write (.png, .jpg or .svg)")
     p.add_argument("--profile", metavar="PROFILE", help="a --exportProfile JSON for latencies")
-    p.add_argument("--background", default="white", help="background colour (default white)")
+    p.add_argument(
+        "--background",
+        type=colour,
+        default="white",
+        metavar="C",
+        help="background colour: a name or #rrggbb (default white)",
+    )
     p.add_argument("--grid", action="store_true", help="draw the background grid")
     p.add_argument("--scale", type=float, default=1.0, help="pixels per canvas unit (default 1.0)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")

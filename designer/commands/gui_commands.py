@@ -7,6 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from designer.commands.arg_types import image_file
+
 
 def _size(text: str) -> tuple[int, int]:
     try:
@@ -32,9 +34,10 @@ def _view(text: str) -> str:
 
 
 def _screenshot(args: argparse.Namespace) -> int:
-    from designer.commands.outputs import check_output, render_output
+    from designer.commands.outputs import check_output, refuse_model_output, render_output
 
     check_output(args.output, args.model)
+    refuse_model_output(args.output, args.model)  # nor over its weights or layout
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     with tempfile.TemporaryDirectory() as config:
         os.environ["ONNX_DESIGNER_CONFIG_DIR"] = config  # leave the user's settings alone
@@ -57,7 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     shot.add_argument("model", type=Path, help="the .onnx file")
     shot.add_argument(
-        "output", type=Path, help="the .png file to write (atomically, never over MODEL)"
+        "output",
+        type=image_file(".png", ".jpg", ".jpeg"),
+        help="the .png (or .jpg) file to write (atomically, never over MODEL)",
     )
     shot.add_argument("--size", type=_size, default=(1600, 1000), help="WIDTHxHEIGHT")
     shot.add_argument(

@@ -6,17 +6,36 @@ import argparse
 import sys
 from pathlib import Path
 
-from designer.commands.arg_types import collapse_depth, positive_number
+from designer.commands.arg_types import collapse_depth, image_file, positive_number
 
 DEFAULT_GRID_COLOUR = "#e2e5ea"
 
 
+def colour(text: str) -> str:
+    """``--background`` / ``--grid-color`` (also ``engine export-image --background``): a
+    colour read exactly as the renderer will read it, ``QColor(text)`` (an SVG colour name
+    such as ``white``, or ``#rgb``, ``#rrggbb``, ``#aarrggbb``), so that a typo is a usage
+    error (exit 2) before any layout or file rather than an error after the model loaded.
+
+    Qt is imported here, lazily: only a command that renders with Qt anyway parses a
+    colour, and ``onnx-designer --help`` or any other command never loads it. Returns
+    ``text`` unchanged."""
+    from designer.ui.colours import is_colour
+
+    if not is_colour(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a colour: use a name (white, red) or #rgb / #rrggbb"
+        )
+    return text
+
+
 def _export_image(args: argparse.Namespace) -> int:
-    from designer.commands.outputs import check_output, render_output
+    from designer.commands.outputs import check_output, refuse_model_output, render_output
     from designer.ui.canvas.headless import export_model_image
 
     model, out = Path(args.model), Path(args.out)
     check_output(out, model)  # before the (slow) layout, and Qt never sees a bad path
+    refuse_model_output(out, model)  # nor over the model's weights or layout
     grid = args.grid or args.grid_color is not None  # a grid colour asks for the grid
 
     def render(path: Path) -> tuple[int, int, str]:
@@ -51,10 +70,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument("model", help="the .onnx model")
     parser.add_argument(
         "out",
+        type=image_file(".png", ".jpg", ".jpeg", ".svg"),
         help="the image file to write (.png, .jpg or .svg); written atomically, never over MODEL",
     )
     parser.add_argument(
         "--background",
+        type=colour,
         default="white",
         metavar="C",
         help="background colour: a name or #rrggbb (default white)",
@@ -62,6 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument("--grid", action="store_true", help="draw the background grid")
     parser.add_argument(
         "--grid-color",
+        type=colour,
         metavar="C",
         help=f"grid colour (default {DEFAULT_GRID_COLOUR}); implies --grid",
     )

@@ -11,13 +11,14 @@ from designer.commands.arg_types import collapse_depth
 
 
 def _layout(args: argparse.Namespace) -> int:
-    from designer.commands.outputs import check_output, write_output
+    from designer.commands.outputs import check_output, refuse_model_output, write_output
     from designer.ui.canvas.headless import ensure_app, headless_scene
     from designer.ui.canvas.layout_json import scene_layout
 
     to_stdout = str(args.out) == "-"
     if not to_stdout:  # before the (slow) layout
         check_output(Path(args.out), Path(args.model))
+        refuse_model_output(Path(args.out), Path(args.model))  # nor its weights or layout
     ensure_app()
     scene, notes = headless_scene(
         Path(args.model),

@@ -36,6 +36,24 @@ def check_output(target: Path, *inputs: Path) -> None:
         raise DesignerError(f"{target}: cannot write into {folder} (read-only or no permission)")
 
 
+def refuse_model_output(target: Path, model: Path) -> None:
+    """Refuse (DesignerError, one line) an output that is one of ``model``'s files: the
+    model, its external data files, its layout file (:mod:`designer.core.io.model_files`).
+    A target that does not exist yet is none of them; for one that does, the model is read
+    (its external data stays on disk). A model that cannot be read is left to the command
+    to report."""
+    if not target.exists():
+        return
+    from designer.core.io import read_model
+    from designer.core.io.model_files import refuse_model_files
+
+    try:
+        proto = read_model(model)
+    except DesignerError:
+        return
+    refuse_model_files(target, proto, model)
+
+
 def write_output(target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` atomically (a temporary file in its folder, then one
     rename; an existing file keeps its permissions); DesignerError when that fails, and

@@ -25,6 +25,7 @@ __all__ = [
     "add_target_arguments",
     "add_verbs",
     "build_options_from_args",
+    "build_options_from_model",
     "open_target",
     "preview_version",
     "resolve_detection",
@@ -178,12 +179,19 @@ def _shape_flags(args: argparse.Namespace) -> list[Any]:
 
 def build_options_from_args(args: argparse.Namespace, model: Path) -> Any:
     """A TrtBuildOptions with HOST paths: the flags, then the model's stored settings
-    (through :func:`designer.activities.trt.model_settings.with_model_settings`)."""
-    from designer.activities.trt.model_settings import with_model_settings
-    from designer.activities.trt.options import TrtBuildOptions
+    (through :func:`designer.activities.trt.model_settings.with_model_settings`).
+    Cost: one read of the model file (external data stays on disk)."""
     from designer.core.io import read_model
 
-    proto = read_model(model)
+    return build_options_from_model(args, model, read_model(model))
+
+
+def build_options_from_model(args: argparse.Namespace, model: Path, proto: Any) -> Any:
+    """:func:`build_options_from_args` for a model already read (``proto``, the ModelProto
+    of ``model``), for a caller that needs the proto too."""
+    from designer.activities.trt.model_settings import with_model_settings
+    from designer.activities.trt.options import TrtBuildOptions
+
     overrides, cleared = _precision_flags(args)
     options = TrtBuildOptions(
         model=str(model),
@@ -315,10 +323,26 @@ def _target_argv(target: Any, options: Any, det: Any, deploy_dir: str) -> list[s
     return trtexec_argv(options, det.version, trtexec=det.trtexec or "trtexec")
 
 
+def _refuse_model_as_output(options: Any, proto: Any) -> None:
+    """Refuse (DesignerError, one line) an engine or layer JSON path that is the model or
+    one of its files (external data, layout), before anything runs: the build would
+    overwrite what it reads (:mod:`designer.core.io.model_files`)."""
+    from designer.core.io.model_files import refuse_model_files
+
+    for output in (options.engine, options.layer_info):
+        if output:  # the runner expands ~ too
+            refuse_model_files(Path(output).expanduser(), proto, Path(options.model))
+
+
 def _build(args: argparse.Namespace) -> int:
+    from designer.core.io import read_model
+
     if args.trt_version and not args.print_command:
         raise DesignerError("--trt-version only previews (with --print-command): drop one")
-    options = build_options_from_args(args, args.model)
+    proto = read_model(args.model)
+    options = build_options_from_model(args, args.model, proto)
+    _refuse_model_as_output(options, proto)
+    del proto  # the options hold what the build needs; the proto may be large
     if args.print_command:
         return _print_command(args, options)
     from designer.activities.trt.run import run_trt_build

@@ -114,6 +114,6 @@ def test_cli_export_image(resnet_path: Path, tmp_path: Path) -> None:
     assert _cli(str(resnet_path), str(svg)).returncode == 0
     assert "head_fc" in svg.read_text(encoding="utf-8")
     bad = _cli(str(resnet_path), str(tmp_path / "out.png"), "--background", "notacolour")
-    assert bad.returncode == 1 and "invalid background" in bad.stderr
+    assert bad.returncode == 2 and "'notacolour' is not a colour" in bad.stderr  # usage error
     missing = _cli(str(tmp_path / "nope.onnx"), str(png))
     assert missing.returncode == 1 and "error" in missing.stderr

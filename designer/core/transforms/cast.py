@@ -437,8 +437,9 @@ def cast_tensors(
     log.counts.update(values_clipped=total.clipped, values_rounded=total.rounded)
     log.lines.insert(
         0,
-        f"{log.counts.get('tensors_cast', 0)} tensor(s) cast; {total.clipped} value(s) clipped, "
-        f"{total.rounded} rounded; {log.counts.get('casts_inserted', 0)} Cast node(s) inserted",
+        f"{log.counts.get('tensors_cast', 0):,} tensor(s) cast; {total.clipped:,} value(s) "
+        f"clipped, {total.rounded:,} rounded; {log.counts.get('casts_inserted', 0):,} Cast "
+        "node(s) inserted",
     )
     monitor.step(1.0, "done")
     return CastResult(new, log, previews)

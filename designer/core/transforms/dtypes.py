@@ -190,11 +190,14 @@ def array_to_tensor(values: np.ndarray, name: str, elem_type: int) -> onnx.Tenso
 
 
 def describe_counts(counts: ConversionCounts, target: int) -> str:
+    """What a conversion changed, for a log line: ``1,234 clipped to the float16 range,
+    56,789 rounded`` (``exact`` when nothing); counts with thousands separators, as every
+    transform's log writes sizes and counts."""
     parts = []
     if counts.clipped:
-        parts.append(f"{counts.clipped} clipped to the {type_name(target)} range")
+        parts.append(f"{counts.clipped:,} clipped to the {type_name(target)} range")
     if counts.rounded:
-        parts.append(f"{counts.rounded} rounded")
+        parts.append(f"{counts.rounded:,} rounded")
     if counts.flushed:
-        parts.append(f"{counts.flushed} flushed to zero")
+        parts.append(f"{counts.flushed:,} flushed to zero")
     return ", ".join(parts) if parts else "exact"
