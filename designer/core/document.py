@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import onnx
 
@@ -25,6 +26,9 @@ from designer.core.deferred_shifts import DeferredShifts
 from designer.core.node_meta import NodeMetadata, read_node_metadata
 from designer.core.scope import MAIN_SCOPE, Scope, ScopeId
 from designer.core.walk import graph_at, graph_attributes
+
+if TYPE_CHECKING:  # (designer.core.io imports this module)
+    from designer.core.io.external import DataStamp
 
 Position = tuple[float, float]
 
@@ -71,7 +75,9 @@ class Document:
     """One model being edited.
 
     ``path`` is where the model lives on disk (None for a new, never-saved model);
-    ``base_dir`` is where its external data files are resolved.
+    ``base_dir`` is where its external data files are resolved; ``data_stamps`` are those
+    files' stamps by real path when the document was opened or last saved (empty: nothing
+    known, nothing checked), which a save compares them with before it reads them.
     """
 
     def __init__(self, model: onnx.ModelProto, path: Path | None = None) -> None:
@@ -80,6 +86,7 @@ class Document:
         self.model = model
         self.path = path
         self.base_dir: Path | None = path.parent if path is not None else None
+        self.data_stamps: dict[Path, DataStamp] = {}
         self._positions: dict[ScopeId, dict[int, Position]] = {}
         self._shifts = DeferredShifts()  # shifts of hidden nodes not applied yet
         #: View state saved with the positions: ids of the module groups drawn collapsed
@@ -340,14 +347,15 @@ class Document:
 
     # --- working copies (subgraph and function tabs) ---------------------------------------
     def sync_from(self, other: Document) -> None:
-        """Become a full copy of ``other``: model, node keys, graph-IO keys, positions and
-        the folder external data resolves against. Keys handed out here afterwards stay above
-        every key ``other`` has handed out: both share one key sequence from now on.
-        Listeners are not notified (the caller is)."""
+        """Become a full copy of ``other``: model, node keys, graph-IO keys, positions,
+        the folder external data resolves against and its data files' stamps. Keys handed
+        out here afterwards stay above every key ``other`` has handed out: both share one
+        key sequence from now on. Listeners are not notified (the caller is)."""
         model = onnx.ModelProto()
         model.CopyFrom(other.model)
         self.replace_model(model, other.all_keys())
         self.base_dir = other.base_dir
+        self.data_stamps = dict(other.data_stamps)
         self.positions = {sid: dict(table) for sid, table in other.positions.items()}
         self._io_keys = dict(other._io_keys)
         self._io_entries = dict(other._io_entries)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from designer.core.errors import DesignerError
+from designer.core.errors import DesignerError, ModelSaveError
 from designer.core.walk import Container, iter_graphs
 
 EXTERNAL = onnx.TensorProto.EXTERNAL
@@ -166,6 +166,98 @@ def resolve_location(location: str, base_dir: Path, tensor: str) -> Path:
 
 #: Checked files by location, for checking many tensors: {location: (real path, size)}.
 FileCache = dict[str, tuple[Path, int]]
+
+
+@dataclass(frozen=True)
+class DataStamp:
+    """What an external data file was when a document last took its weights to be in it
+    (opened, saved): size, modification time and identity (inode; a file renamed over
+    it is another one). External data is read lazily, so a save that finds the file
+    different would copy or keep another program's bytes as the document's weights."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+
+    @staticmethod
+    def of(info: os.stat_result) -> DataStamp:
+        return DataStamp(info.st_size, info.st_mtime_ns, info.st_ino)
+
+    def change_since(self, now: DataStamp) -> str | None:
+        """What differs in ``now`` (a later stamp of the same path), or None."""
+        if now.inode != self.inode:
+            return "it was replaced by another file"
+        if now.size != self.size:
+            return f"its size went from {self.size} to {now.size} bytes"
+        if now.mtime_ns != self.mtime_ns:
+            return "it was modified"
+        return None
+
+
+#: Stamps of external data files by real path (symbolic links followed).
+DataStamps = dict[Path, DataStamp]
+
+
+class DataFileChanged(ModelSaveError):
+    """An external data file a save would read (copy, or keep beside the model) is no
+    longer what the document took its weights from; nothing was written."""
+
+
+def stamp_files(paths: Iterable[Path]) -> DataStamps:
+    """The stamps of the existing ``paths`` (real paths), one stat each; a path that cannot
+    be stat'ed now gets none (reading it fails on its own, with its own message)."""
+    stamps: DataStamps = {}
+    for path in paths:
+        try:
+            stamps[path] = DataStamp.of(os.stat(path))
+        except OSError:
+            continue
+    return stamps
+
+
+def stamp_tensor_files(tensors: Iterable[onnx.TensorProto], base_dir: Path | None) -> DataStamps:
+    """The stamps of the data files ``tensors`` (external ones) use, resolved against
+    ``base_dir``: one resolve and one stat per distinct location. A tensor whose file cannot
+    be resolved (missing, outside the folder) is skipped: reading it fails on its own."""
+    if base_dir is None:
+        return {}
+    reals: dict[str, Path | None] = {}
+    for tensor in tensors:
+        if not is_external(tensor):
+            continue
+        try:
+            location = ExternalRef.of(tensor).location
+        except ValueError:
+            continue
+        if location not in reals:
+            try:
+                reals[location] = resolve_location(location, base_dir, tensor.name)
+            except ExternalDataError:
+                reals[location] = None
+    return stamp_files(dict.fromkeys(p for p in reals.values() if p is not None))
+
+
+def check_unchanged(real: Path, stamps: Mapping[Path, DataStamp] | None) -> None:
+    """Raise DataFileChanged when the data file ``real`` (a real path) has a stamp in
+    ``stamps`` and differs from it now (one stat). Files without a stamp (a document made in
+    memory, a tensor pasted from elsewhere) are not checked: nothing is known of them."""
+    if not stamps:
+        return
+    known = stamps.get(real)
+    if known is None:
+        return
+    try:
+        now = DataStamp.of(os.stat(real))
+    except OSError:
+        return  # gone or unreadable: reading it fails on its own, with its own message
+    change = known.change_since(now)
+    if change is not None:
+        raise DataFileChanged(
+            f"{real} changed on disk since the model was opened or last saved (another"
+            f" program wrote it: {change}): the weights it holds are no longer the ones this"
+            " document was opened with; reopen the model to continue from the file as it is"
+            " now, or restore the file and save again"
+        )
 
 
 def external_range(

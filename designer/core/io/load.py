@@ -11,10 +11,12 @@ from google.protobuf.message import DecodeError
 from designer.core.document import Document
 from designer.core.errors import ModelLoadError
 from designer.core.io.external import (
+    DataStamps,
     FileCache,
     external_problem,
     is_external,
     iter_model_tensors,
+    stamp_files,
 )
 from designer.core.text_check import text_is_utf8
 from designer.core.validate import check_model
@@ -55,15 +57,25 @@ TEXT_CHECK_BYTES = 256 << 20
 
 
 def read_model(path: Path | str, base_dir: Path | None = None) -> onnx.ModelProto:
-    """Parse the model file at ``path`` without loading external data.
+    """Parse the model file at ``path`` without loading external data (see
+    :func:`read_model_stamped`, which this is without the data files' stamps)."""
+    return read_model_stamped(path, base_dir)[0]
+
+
+def read_model_stamped(
+    path: Path | str, base_dir: Path | None = None
+) -> tuple[onnx.ModelProto, DataStamps]:
+    """Parse the model file at ``path`` without loading external data; also return the
+    stamps of the data files its external tensors use (empty when there are none), what a
+    later save checks them against (:func:`designer.core.io.external.check_unchanged`).
 
     External tensors stay references (read later, on demand); each one is checked to exist
     and to be long enough, relative to ``base_dir`` (default: the model's folder).
     Raises ModelLoadError with a one-line message naming the file.
     Cost: one read of the file, two protobuf parses (the second checks that all text is
     UTF-8: designer.core.text_check) and one walk over the graph structure
-    (designer.core.validate); the external-data check only runs when that walk saw an
-    external tensor.
+    (designer.core.validate); the external-data check (and one stat per data file for
+    its stamp) only runs when that walk saw an external tensor.
     """
     path = Path(path)
     try:
@@ -109,9 +121,12 @@ def read_model(path: Path | str, base_dir: Path | None = None) -> onnx.ModelProt
     if checked.problem is not None:
         raise ModelLoadError(f"{path}: {checked.problem}")
     # The same walk saw every tensor's data_location: only then is one external.
+    stamps: DataStamps = {}
     if checked.maybe_external:
-        _check_external(model, path, base_dir or path.parent)
-    return model
+        files = _check_external(model, path, base_dir or path.parent)
+        if files:
+            stamps = stamp_files(dict.fromkeys(real for real, _size in files.values()))
+    return model, stamps
 
 
 def _require_model(model: onnx.ModelProto, path: Path) -> None:
@@ -123,23 +138,29 @@ def _require_model(model: onnx.ModelProto, path: Path) -> None:
         )
 
 
-def _check_external(model: onnx.ModelProto, path: Path, base_dir: Path) -> None:
+def _check_external(model: onnx.ModelProto, path: Path, base_dir: Path) -> FileCache:
+    """Check every external tensor's data (ModelLoadError naming the first that cannot be
+    read); returns the data files checked: {location: (real path, size)}."""
     cache: FileCache = {}  # each data file is checked once (real path inside base_dir)
     for tensor in iter_model_tensors(model):
         if is_external(tensor):
             problem = external_problem(tensor, base_dir, cache)
             if problem is not None:
                 raise ModelLoadError(f"{path}: {problem}")
+    return cache
 
 
 def open_document(path: Path | str, base_dir: Path | None = None) -> Document:
     """Open ``path`` as a new Document (see :func:`read_model` for errors and costs).
 
     ``base_dir`` is where external data lives when not beside the model (crash recovery).
+    The document keeps the stamps of its data files as they are now (``data_stamps``): a
+    save refuses to read one that changed since.
     """
     path = Path(path)
-    model = read_model(path, base_dir)
+    model, stamps = read_model_stamped(path, base_dir)
     doc = Document(model, path.resolve())
     if base_dir is not None:
         doc.base_dir = base_dir
+    doc.data_stamps = stamps
     return doc

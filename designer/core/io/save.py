@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,11 +49,13 @@ from designer.core.io.atomic import (
     write_journal,
 )
 from designer.core.io.external import (
+    DataStamp,
     ExternalRef,
     copy_range_sparse,
     is_external,
     iter_loadable_tensors,
     iter_model_tensors,
+    stamp_tensor_files,
 )
 from designer.core.io.history_data import history_tensors
 from designer.core.io.save_plan import (
@@ -213,6 +215,7 @@ def write_model(
     references_only: bool = False,
     sink: DataSink | None = None,
     history: Sequence[onnx.TensorProto] = (),
+    stamps: Mapping[Path, DataStamp] | None = None,
 ) -> SaveReport:
     """Write ``model`` to ``path``; the old model and its data files stay complete until
     the new ones are (see the module doc for what is guaranteed).
@@ -237,6 +240,11 @@ def write_model(
 
     ``history``: the external tensors the document's undo history holds; saved into
     another folder, their bytes are copied too (see :func:`save_plan.plan_copies`).
+
+    ``stamps``: what the data files were when the document took its weights from them
+    (``Document.data_stamps``); a data file this save would copy or keep that differs now
+    is refused (DataFileChanged) before anything is written. Without them (or with
+    ``references_only``) nothing is checked.
     """
     path = Path(path)
     dst_dir = path.parent if str(path.parent) else Path(".")
@@ -257,7 +265,9 @@ def write_model(
             names.claim(sink.location)
         skip = sink.owns if sink is not None else None
         copies = (
-            [] if references_only else plan_copies(model, path, source_dir, names, skip, history)
+            []
+            if references_only
+            else plan_copies(model, path, source_dir, names, skip, history, stamps)
         )
         for copy in copies:
             for tensor in copy.tensors:
@@ -446,20 +456,40 @@ def _finish_sink(
 
 
 def save_document(doc: Document, path: Path | str | None = None) -> SaveReport:
-    """Save ``doc`` to ``path`` (default: where it came from) and mark it clean there."""
+    """Save ``doc`` to ``path`` (default: where it came from) and mark it clean there.
+
+    A data file that changed on disk since ``doc`` was opened or last saved is refused
+    (DataFileChanged; ``doc`` and the files stay as they were). After the save ``doc``
+    holds the stamps of the files it now reads (one walk over the model's tensors and one
+    stat per data file)."""
     target = Path(path) if path is not None else doc.path
     if target is None:
         raise ModelSaveError("Untitled: the model has never been saved; choose a file name")
     history: list[onnx.TensorProto] = []
-    if doc.base_dir is not None and not _same_folder(doc.base_dir, target):
+    same_folder = doc.base_dir is not None and _same_folder(doc.base_dir, target)
+    if doc.base_dir is not None and not same_folder:
         # an undo after Save As puts back tensors whose bytes are in the old folder
         history = history_tensors(doc.undo_stack.edits())
-    report = write_model(doc.model, target, doc.base_dir, adopt=True, history=history)
+    report = write_model(
+        doc.model, target, doc.base_dir, adopt=True, history=history, stamps=doc.data_stamps
+    )
     doc.path = target.resolve()
     doc.base_dir = doc.path.parent
+    _restamp(doc, history, same_folder)
     doc.undo_stack.set_clean()
     doc.notify(DocumentEvent(ChangeKind.SAVED))
     return report
+
+
+def _restamp(doc: Document, history: Sequence[onnx.TensorProto], same_folder: bool) -> None:
+    """After a save, stamp the data files ``doc`` now reads (the model's and, saved into
+    another folder, the undo history's, copied beside it): what the next save checks.
+    Saved in its own folder, the history's files were neither read nor moved and keep the
+    stamps they had (a change to them since is still a change)."""
+    tensors = itertools.chain(iter_model_tensors(doc.model), history)
+    fresh = stamp_tensor_files(tensors, doc.base_dir)
+    kept = doc.data_stamps if same_folder else {}
+    doc.data_stamps = {**kept, **fresh}
 
 
 def _same_folder(folder: Path, target: Path) -> bool:

@@ -13,7 +13,7 @@ import contextlib
 import itertools
 import mmap
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -22,12 +22,15 @@ from google.protobuf.message import DecodeError
 
 from designer.core.errors import ModelSaveError
 from designer.core.io.external import (
+    DataStamp,
     ExternalDataError,
     ExternalRef,
     FileCache,
+    check_unchanged,
     external_range,
     is_external,
     iter_model_tensors,
+    resolve_location,
 )
 
 #: Old model files up to this size are parsed to see which data files they use.
@@ -137,6 +140,7 @@ def plan_copies(
     names: TargetNames,
     skip: Callable[[onnx.TensorProto], bool] | None = None,
     history: Sequence[onnx.TensorProto] = (),
+    stamps: Mapping[Path, DataStamp] | None = None,
 ) -> list[DataCopy]:
     """The data files to write for ``model``'s external tensors saved as ``path``.
 
@@ -151,7 +155,12 @@ def plan_copies(
     (:func:`designer.core.io.history_data.history_tensors`); their ranges are copied and
     their locations follow a renamed copy like the model's, so that what an undo puts back
     reads its own bytes. One that cannot be read is left as it is (it could not be undone
-    into a readable tensor before either) rather than failing the save."""
+    into a readable tensor before either) rather than failing the save.
+
+    ``stamps``: the data files' stamps when the document was opened or last saved; a file
+    that differs from its stamp now is refused (DataFileChanged, before anything is
+    written), whether it would be copied or kept: its bytes are no longer the document's
+    weights. One stat per data file."""
     groups: dict[Path, DataCopy] = {}
     cache: FileCache = {}
     model_side = ((t, False) for t in iter_model_tensors(model))
@@ -164,17 +173,23 @@ def plan_copies(
             raise ModelSaveError(
                 f"{path}: the model's external tensors have no source folder to be copied from"
             )
+        problem: ModelSaveError | None = None
         try:
             real, offset, length = external_range(tensor, source_dir, cache)
         except ExternalDataError as exc:
             if past:
                 continue
-            raise ModelSaveError(f"{path}: {exc}") from None
+            problem = ModelSaveError(f"{path}: {exc}")
+        if problem is not None:
+            _check_file_of(tensor, source_dir, stamps)  # a changed file: the better reason
+            raise problem
         group = groups.get(real)
         if group is None:
             group = groups[real] = DataCopy(real, normalize(ExternalRef.of(tensor).location))
         group.tensors.append(tensor)
         group.ranges.append((offset, length))
+    for real in groups:
+        check_unchanged(real, stamps)
     same = source_dir is not None and os.path.realpath(source_dir) == names.base
     copies = []
     for real, group in groups.items():
@@ -188,6 +203,20 @@ def plan_copies(
         group.location = names.pick(group.location, alternatives(group.location))
         copies.append(group)
     return copies
+
+
+def _check_file_of(
+    tensor: onnx.TensorProto, source_dir: Path, stamps: Mapping[Path, DataStamp] | None
+) -> None:
+    """DataFileChanged when the data file of ``tensor`` (whose range cannot be read) is one
+    that changed since it was stamped: a file cut short says so rather than "needs bytes"."""
+    if not stamps:
+        return
+    try:
+        real = resolve_location(ExternalRef.of(tensor).location, source_dir, tensor.name)
+    except (ExternalDataError, ValueError):
+        return
+    check_unchanged(real, stamps)
 
 
 def model_locations(path: Path) -> set[str] | None:
