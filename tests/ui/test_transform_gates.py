@@ -368,3 +368,32 @@ def test_a_run_that_changes_something_still_offers_show_changes(
     assert message(dialog).startswith("The open document was changed as one step")
     assert session.undo_stack.count() == 1 and session.modified
     assert dialog.status is not None and dialog.status.show_changes is not None
+
+
+def test_a_result_written_to_a_file_refuses_a_data_file_changed_on_disk(
+    window: MainWindow, open_path: Any, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """A transform written to a file copies the document's weights from its data files: one
+    rewritten by another program since the model opened is refused, not copied."""
+    import os
+
+    source = tmp_path / "m.onnx"
+    onnx.save(
+        _model([helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")], [_weight()]),
+        source,
+        save_as_external_data=True,
+        location="m.data",
+        size_threshold=0,
+    )
+    open_path(source)
+    data = tmp_path / "m.data"
+    info = data.stat()
+    data.write_bytes(bytes(info.st_size))  # same size, other bytes
+    os.utime(data, ns=(info.st_atime_ns, info.st_mtime_ns + 10_000_000))
+    dialog = open_tool(window, "sanitize_graph", SanitizeDialog)
+    out = tmp_path / "out.onnx"
+    dialog.destination.to_file.setChecked(True)
+    dialog.destination.path.setText(str(out))
+    assert run(qtbot, dialog) is RunState.FAILURE
+    assert "changed on disk since the model was opened" in message(dialog)
+    assert not out.exists()

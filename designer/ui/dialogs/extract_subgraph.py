@@ -194,7 +194,7 @@ class ExtractSubgraphDialog(QDialog):
         QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
             model = extract_scope(doc, choice.scope_id)
-            write_model(model, path, source_dir)
+            write_model(model, path, source_dir, stamps=doc.data_stamps)
         except DesignerError as exc:
             self.error.setText(f"Cannot extract {choice.parent} ▸ {choice.subgraph}: {exc}")
             return None

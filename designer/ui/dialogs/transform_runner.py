@@ -291,6 +291,7 @@ class TransformDialog(QDialog):
         target = self.destination.target()
         doc = self.session.doc
         source_model, source_dir, source_path = doc.model, doc.base_dir, doc.path
+        stamps = dict(doc.data_stamps)  # a data file changed on disk since is refused
         guard = _CommitGuard()
         forced, what, verify = self.forced, self.what, self.checks_result
         self.unchanged = False
@@ -323,7 +324,9 @@ class TransformDialog(QDialog):
                     checked(outcome)
                     guard.commit(cancelled)
                     report(1.0, f"writing {target.name}")
-                    saved = write_model(outcome.model, target, source_dir, limit=0, sink=sink)
+                    saved = write_model(
+                        outcome.model, target, source_dir, limit=0, sink=sink, stamps=stamps
+                    )
                 outcome.saved = saved.path
                 return outcome
             outcome = work(report, cancelled)
@@ -332,7 +335,9 @@ class TransformDialog(QDialog):
             if target is not None:
                 report(1.0, f"writing {target.name}")
                 limit = 0 if has_external_data(source_model) else AUTO_EXTERNAL_LIMIT
-                outcome.saved = write_model(outcome.model, target, source_dir, limit=limit).path
+                outcome.saved = write_model(
+                    outcome.model, target, source_dir, limit=limit, stamps=stamps
+                ).path
             return outcome
 
         def finished(outcome: TransformOutcome) -> None:

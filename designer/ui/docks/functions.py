@@ -306,7 +306,7 @@ class FunctionsDock(QDockWidget):
         path = Path(name)
         try:
             model = extract_scope(doc, ScopeId(function=fid))
-            write_model(model, path, doc.base_dir)
+            write_model(model, path, doc.base_dir, stamps=doc.data_stamps)
         except ExtractError as exc:
             self.window_.show_error(f"Cannot extract {fid[0]}:{fid[1]}", str(exc))
             return None

@@ -166,7 +166,12 @@ class CustomToolsPlugin(QObject):
         folder = Path(tempfile.mkdtemp(prefix="onnx-designer-input-"))
         name = session.doc.path.name if session.doc.path is not None else "untitled.onnx"
         try:
-            write_model(session.doc.model, folder / name, session.doc.base_dir)
+            write_model(
+                session.doc.model,
+                folder / name,
+                session.doc.base_dir,
+                stamps=session.doc.data_stamps,
+            )
         except DesignerError as exc:
             _remove(folder)
             self.window.show_error("Cannot write a temporary copy", str(exc))
