@@ -185,7 +185,9 @@ def test_dependency_panel_statuses(qtbot: QtBot) -> None:
         ]
     )
     texts = [panel.tree.topLevelItem(i).text(1) for i in range(3)]
-    assert texts == ["current", "missing — will be deployed", "outdated — will be deployed"]
+    assert texts == ["current", "missing", "outdated"]  # what is done: in the detail
+    details = [panel.tree.topLevelItem(i).text(2) for i in range(3)]  # type: ignore[union-attr]
+    assert details == ["/usr/bin/python3", "will be deployed", "x.py — will be deployed"]
     assert all(not panel.tree.topLevelItem(i).icon(1).isNull() for i in range(3))
     assert panel.needs_deploy() and panel.progress.value() == 3
     panel.set_status(2, 3, DependencyStatus("venv", "Python packages", DependencyState.CURRENT))

@@ -1,5 +1,6 @@
 """The engine report card as a main-window tab (SPEC X-5, issue 13 point 3): engine summary,
-charts (latency by layer type, precision by latency and by count, top layers), tables of
+charts (latency by layer type, precision by latency and by count, top layers; layer counts
+by type and precision without a profile), tables of
 layer types, precisions, reformats, top layers, every layer and the lint findings, CSV/JSON
 export. Double-clicking a layer or a finding selects that layer in the engine's graph tab."""
 
@@ -26,7 +27,12 @@ from PySide6.QtWidgets import (
 
 from designer.activities.reports.engine_bundle import EngineBundle
 from designer.activities.reports.engine_lint import lint
-from designer.activities.reports.engine_report import EngineReport, build_report, report_tables
+from designer.activities.reports.engine_report import (
+    EngineReport,
+    Share,
+    build_report,
+    report_tables,
+)
 from designer.activities.reports.table import Column, Table, write_tables
 from designer.ui.reports.charts import bar_chart
 from designer.ui.reports.table_model import TableWidget
@@ -158,6 +164,14 @@ def fit_lint_columns(widget: TableWidget) -> None:
     view.resizeRowsToContents()
 
 
+def show_unsorted(widget: TableWidget) -> None:
+    """Clear the header's sort indicator of a table shown in the report's own row order.
+    (TableWidget enables sorting, which puts an indicator on its first column, then restores
+    the source order: the indicator claimed a sort that was not there.) A click on a header
+    still sorts by that column and shows the indicator."""
+    widget.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+
+
 class EngineReportTab(QWidget):
     """The report card of one engine (``path`` is its layer JSON, for export names)."""
 
@@ -198,6 +212,7 @@ class EngineReportTab(QWidget):
             widget = TableWidget(self.tables[name])
             if name == "lint":
                 fit_lint_columns(widget)
+            show_unsorted(widget)
             widget.view.doubleClicked.connect(lambda index, n=name: self._jump(n, index))
             self.table_widgets[name] = widget
             self.tabs.addTab(widget, label)
@@ -212,41 +227,49 @@ class EngineReportTab(QWidget):
         return f"{self.bundle.name} (report card)"
 
     def _charts(self) -> QWidget:
+        """The charts: shares of the latency by layer type and precision, or of the layer
+        count without a profile, the precisions by count (only beside a latency chart: without
+        a profile it would repeat the one before) and the slowest layers."""
         r = self.report
-        unit_share = "%" if r.has_profile else "layers"
+        counts = not r.has_profile
+        unit, decimals = ("layers", 0) if counts else ("%", 1)
 
-        def shares(items: list) -> list[tuple[str, float]]:  # type: ignore[type-arg]
-            if r.has_profile:
-                return [(s.key, s.percent or 0.0) for s in items]
-            return [(s.key, float(s.count)) for s in items]
+        def shares(items: list[Share]) -> list[tuple[str, float]]:
+            return [(s.key, float(s.count) if counts else s.percent or 0.0) for s in items]
 
         self.charts = {
             "types": bar_chart(
-                "Latency by layer type" if r.has_profile else "Layers by type",
+                "Layers by type" if counts else "Latency by layer type",
                 shares(r.by_type),
-                unit_share,
+                unit,
+                decimals=decimals,
             ),
             "precision": bar_chart(
-                "Precision by latency" if r.has_profile else "Precision by layers",
+                "Layers by precision" if counts else "Precision by latency",
                 shares(r.by_precision),
-                unit_share,
+                unit,
+                decimals=decimals,
             ),
-            "precision_count": bar_chart(
+        }
+        if not counts:
+            self.charts["precision_count"] = bar_chart(
                 "Precision by layer count",
                 [(s.key, float(s.count)) for s in r.by_precision],
                 "layers",
-            ),
-            "top": bar_chart(
-                f"Top {TOP_N} layers (mean time)",
-                [(t.name, 1000.0 * (t.latency_ms or 0.0)) for t in r.top(TOP_N)],
-                "µs",
-                use_qtcharts=False,  # long layer names: the plain chart elides them readably
-            ),
-        }
+                decimals=0,
+            )
+        self.charts["top"] = bar_chart(
+            f"Top {TOP_N} layers (mean time)",
+            [(t.name, 1000.0 * (t.latency_ms or 0.0)) for t in r.top(TOP_N)],
+            "µs",
+            empty="No per-layer profile: no layer times to rank.",
+        )
         widget = QWidget()
         grid = QGridLayout(widget)
-        for i, chart in enumerate(self.charts.values()):
-            grid.addWidget(chart, i // 2, i % 2)
+        charts = list(self.charts.values())
+        for i, chart in enumerate(charts):
+            last_alone = i == len(charts) - 1 and i % 2 == 0
+            grid.addWidget(chart, i // 2, i % 2, 1, 2 if last_alone else 1)
         return widget
 
     # --- actions ----------------------------------------------------------------------------
