@@ -126,6 +126,10 @@ def test_trt_profile_type_shares_sum_to_100_percent(window: MainWindow) -> None:
     shares = _chart(tab.type_chart).bars
     assert sum(v for _, v in shares) == pytest.approx(100.0, abs=1e-9)
     assert _values(tab.type_chart) == ["100.0 %"]  # one type: the log records none
+    for name in ("layer_types", "precisions"):  # the tables' "% of total" too (100.10 before)
+        table = report.tables()[name]
+        column = [c.key for c in table.columns].index("percent")
+        assert sum(float(row[column] or 0.0) for row in table.rows) == pytest.approx(100.0)
     _assert_readable(tab.layer_chart)
     assert len(_chart(tab.layer_chart).bars) == 15
     for widget in (tab.layer_table, tab.type_table, tab.precision_table, tab.summary_table):

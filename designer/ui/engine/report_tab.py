@@ -164,14 +164,6 @@ def fit_lint_columns(widget: TableWidget) -> None:
     view.resizeRowsToContents()
 
 
-def show_unsorted(widget: TableWidget) -> None:
-    """Clear the header's sort indicator of a table shown in the report's own row order.
-    (TableWidget enables sorting, which puts an indicator on its first column, then restores
-    the source order: the indicator claimed a sort that was not there.) A click on a header
-    still sorts by that column and shows the indicator."""
-    widget.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-
-
 class EngineReportTab(QWidget):
     """The report card of one engine (``path`` is its layer JSON, for export names)."""
 
@@ -212,7 +204,6 @@ class EngineReportTab(QWidget):
             widget = TableWidget(self.tables[name])
             if name == "lint":
                 fit_lint_columns(widget)
-            show_unsorted(widget)
             widget.view.doubleClicked.connect(lambda index, n=name: self._jump(n, index))
             self.table_widgets[name] = widget
             self.tabs.addTab(widget, label)

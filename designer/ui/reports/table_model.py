@@ -107,7 +107,9 @@ class TableWidget(QWidget):
         layout.setContentsMargins(0, 4, 0, 0)
         layout.addLayout(top)
         layout.addWidget(self.view, 1)
-        self.proxy.sort(-1)
+        self.proxy.sort(-1)  # the table's own row order, shown without a sort indicator:
+        # enabling sorting put one on the first column, claiming a sort that was not there
+        self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self._update_count()
         self.view.resizeColumnsToContents()
 

@@ -83,18 +83,8 @@ def summary_html(report: TrtReport) -> str:
 
 def type_shares(report: TrtReport, limit: int = TOP_N) -> list[tuple[str, float]]:
     """Percent of the layers' summed mean time per layer type, largest first (``limit``
-    types). Computed from the times, not by adding up trtexec's per-layer percentages: those
-    are rounded to 0.1 (a ``--dumpProfile`` table), so their sum drifts from 100 (100.1 %
-    for the 15 layers of trtexec 10.16's table)."""
-    times: dict[str, float] = {}
-    for row in report.layers:
-        key = row.kind or "not recorded"
-        times[key] = times.get(key, 0.0) + (row.mean_ms or 0.0)
-    total = sum(times.values())
-    if total <= 0:
-        return [(key, 0.0) for key in list(times)[:limit]]
-    shares = sorted(((k, 100.0 * t / total) for k, t in times.items()), key=lambda b: -b[1])
-    return shares[:limit]
+    types; see ``group_shares``: from the times, so they sum to 100)."""
+    return [(key, percent) for key, _n, _ms, percent in report.group_shares("kind")[:limit]]
 
 
 class TrtReportTab(QWidget):
@@ -137,10 +127,6 @@ class TrtReportTab(QWidget):
         self.tabs.addTab(self.precision_table, "Precisions")
         self.summary_table = TableWidget(self.tables["summary"])
         self.tabs.addTab(self.summary_table, "Summary")
-        for table in (self.layer_table, self.type_table, self.precision_table, self.summary_table):
-            # Rows come in the report's order: no sort indicator until a header is clicked
-            # (TableWidget leaves one on the first column after restoring the source order).
-            table.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.addWidget(self.header)
