@@ -103,12 +103,20 @@ def human_count(value: int) -> str:
     return str(value)
 
 
+def counted(value: int, noun: str, shown: str | None = None) -> str:
+    """``1 op`` / ``66 ops``: ``value`` (written as ``shown`` when given, e.g. ``45.4k``)
+    and ``noun``, singular for exactly one (captions and Find results read as English)."""
+    return f"{shown if shown is not None else value} {noun}{'' if value == 1 else 's'}"
+
+
 def group_caption(hierarchy: Hierarchy, group: Group) -> str:
-    """The second line of a collapsed box: ``66 ops · 45.4k params``."""
+    """The second line of a collapsed box: ``66 ops · 45.4k params`` (``1 op``)."""
     nodes, params, _bytes = hierarchy.size(group)
-    text = f"view group · {nodes} ops" if group.kind == "view" else f"{nodes} ops"
+    text = counted(nodes, "op")
+    if group.kind == "view":
+        text = f"view group · {text}"
     if params:
-        text += f" · {human_count(params)} params"
+        text += f" · {counted(params, 'param', human_count(params))}"
     return text
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import onnx
 
+from designer.core.collapse import counted
 from designer.core.document import Document
 from designer.core.hierarchy import build_hierarchy
 from designer.core.scope import MAIN_SCOPE, ScopeId
@@ -155,7 +156,7 @@ def find(
             if hit(group.id):
                 keys = group.keys()
                 if keys:
-                    detail = f"module scope, {len(keys)} nodes"
+                    detail = f"module scope, {counted(len(keys), 'node')}"
                     out["scope"].append(FindHit("scope", group.id, detail, keys[0], tuple(keys)))
     hits = [h for k in KINDS for h in out[k]]
     return FindResult(hits[:limit], len(hits) > limit)

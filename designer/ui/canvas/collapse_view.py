@@ -218,7 +218,9 @@ def _switch(
         if points:
             corner = (min(p[0] for p in points), min(p[1] for p in points))
             scene.set_positions({group_key(top): corner})
-    scene.refresh_to(out)  # only the box, its nodes and the links touching them change
+    # only the box, its nodes and the links touching them change; which links are too
+    # long to draw is decided again, as a full rebuild would (the box below keeps its stubs)
+    scene.refresh_to(out, restub=True)
     scene.positions_changed(list(scene.node_items))  # what made room for it moves
     return True
 

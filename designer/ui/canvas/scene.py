@@ -280,9 +280,14 @@ class CanvasScene(SceneMarks, SceneLinks):
         with gc_paused():
             return self.refresh_to(self.build_graph())
 
-    def refresh_to(self, new: ViewGraph) -> set[int]:
+    def refresh_to(self, new: ViewGraph, *, restub: bool = False) -> set[int]:
         """Bring the items in line with ``new``, a view graph the caller built (one module
-        group opened or folded: designer.ui.canvas.collapse_view.switch_collapsed)."""
+        group opened or folded: designer.ui.canvas.collapse_view.switch_collapsed).
+
+        ``restub``: decide again which links are too long, at the positions as they are
+        now (what a full rebuild does; an opened box makes links long, a folded one makes
+        them short). Otherwise a link keeps its stub or link status, and new links are
+        links (an edit: moving nodes never turns links into stubs)."""
         with gc_paused():
             old = self.graph
             old_nodes = {n.key: n for n in old.nodes}
@@ -292,7 +297,8 @@ class CanvasScene(SceneMarks, SceneLinks):
                 self.rebuild(new)
                 return set(old_nodes) | set(new_nodes)
             self.graph = new
-            self.long_links &= set(new.edges)
+            if not restub:
+                self.long_links &= set(new.edges)
             sizes = st.node_sizes(
                 n for k, n in new_nodes.items() if k not in proxied and old_nodes.get(k) != n
             )
@@ -316,16 +322,18 @@ class CanvasScene(SceneMarks, SceneLinks):
             self._geometry = None
             old_edges, new_edges = set(old.edges), set(new.edges)
             gone = old_edges - new_edges
-            for edge in gone:
+            restubbed = self.restub_long_links(nodes.sizes) if restub else set()
+            for edge in gone | restubbed:  # (a link that became a stub loses its item)
                 self._drop_edge(edge)
             added = [e for e in new.edges if e not in old_edges]
-            fresh = set(added)  # a list look-up here was O(links × added links)
+            unstubbed = [e for e in restubbed if e in new_edges and e in old_edges]
             if not self.lazy:  # a lazy scene builds what is in view below
-                self._add_edges(added)
-            self._set_tags(
-                [e for e in new.edges if e.target in changed or e in fresh],
-                clear=changed | {e.target for e in gone},
-            )
+                self._add_edges(added + unstubbed)  # (stubs are skipped)
+            # every node whose links in, or their stub status, changed is tagged again from
+            # all of its links: a box below an opened one keeps the stubs of its other links
+            retag = changed | {e.target for e in gone} | {e.target for e in restubbed}
+            retag.update(e.target for e in added)
+            self._set_tags([e for e in new.edges if e.target in retag], clear=retag)
             self.update_edges(changed)
             self._apply_problems({k: built[k] for k in changed if k in built})
             self._apply_overlay({k: built[k] for k in changed if k in built})

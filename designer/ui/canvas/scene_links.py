@@ -182,16 +182,30 @@ class SceneLinks(QGraphicsScene):
         self, stubbed: dict[tuple[int, int], str], sizes: dict[int, tuple[float, float]]
     ) -> None:
         """Which links are stubs: outputs read widely, and links that are too long as laid
-        out now (decided when the scene is built; moving nodes later changes neither)."""
+        out now (decided when the scene is built, and again when one box opens or folds;
+        moving nodes later changes neither)."""
         self.stubbed = stubbed
-        self.long_links = long_links(
+        self.long_links = set()
+        self.restub_long_links(sizes)
+
+    def restub_long_links(self, sizes: Mapping[int, tuple[float, float]]) -> set[ViewEdge]:
+        """Decide again which links of the (new) graph are too long, at the positions as
+        they are now, as :meth:`_set_stubs` does when the scene is built: an incremental
+        expand or fold then draws what a full rebuild would (links its nodes made long
+        are stubs, links it shortened are links again). Returns the links whose status
+        changed (in the graph before or now); O(links)."""
+        stubbed = self.stubbed
+        new = long_links(
             self.graph,
             self.positions,
             sizes,
             lambda e: e.source in self.proxied or (e.source, e.source_index) in stubbed,
         )
+        changed = new ^ self.long_links
+        self.long_links = new
         self.stub_sources = {tensor: key for (key, _slot), tensor in stubbed.items()}
-        self.stub_sources.update({e.tensor: e.source for e in self.long_links})
+        self.stub_sources.update({e.tensor: e.source for e in new})
+        return changed
 
     def is_stub(self, edge: ViewEdge) -> bool:
         """Whether ``edge`` is drawn as a stub above its reader (not as a link)."""
