@@ -34,7 +34,8 @@ def _view(text: str) -> str:
 
 
 def _screenshot(args: argparse.Namespace) -> int:
-    from designer.commands.outputs import check_output, refuse_model_output, render_output
+    from designer.commands.outputs import check_output, refuse_model_output
+    from designer.core.io.atomic import render_output
 
     check_output(args.output, args.model)
     refuse_model_output(args.output, args.model)  # nor over its weights or layout

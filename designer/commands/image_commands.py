@@ -30,7 +30,8 @@ def colour(text: str) -> str:
 
 
 def _export_image(args: argparse.Namespace) -> int:
-    from designer.commands.outputs import check_output, refuse_model_output, render_output
+    from designer.commands.outputs import check_output, refuse_model_output
+    from designer.core.io.atomic import render_output
     from designer.ui.canvas.headless import export_model_image
 
     model, out = Path(args.model), Path(args.out)

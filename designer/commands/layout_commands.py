@@ -11,7 +11,8 @@ from designer.commands.arg_types import collapse_depth
 
 
 def _layout(args: argparse.Namespace) -> int:
-    from designer.commands.outputs import check_output, refuse_model_output, write_output
+    from designer.commands.outputs import check_output, refuse_model_output
+    from designer.core.io.atomic import write_output
     from designer.ui.canvas.headless import ensure_app, headless_scene
     from designer.ui.canvas.layout_json import scene_layout
 

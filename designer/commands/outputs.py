@@ -6,15 +6,10 @@ complete (:func:`designer.core.io.atomic.write_atomic`)."""
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 from designer.core.errors import DesignerError
 from designer.core.io.atomic import same_file
-
-T = TypeVar("T")
 
 
 def refuse_input(target: Path, *inputs: Path, error: type[DesignerError] = DesignerError) -> None:
@@ -52,35 +47,3 @@ def refuse_model_output(target: Path, model: Path) -> None:
     except DesignerError:
         return
     refuse_model_files(target, proto, model)
-
-
-def write_output(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` atomically (a temporary file in its folder, then one
-    rename; an existing file keeps its permissions); DesignerError when that fails, and
-    ``target`` is as it was."""
-    from designer.core.io.atomic import write_atomic
-
-    try:
-        mode: int | None = target.stat().st_mode & 0o777
-    except OSError:
-        mode = None
-    try:
-        write_atomic(target, data, mode)
-    except OSError as exc:
-        raise DesignerError(f"{target}: cannot write ({exc.strerror or exc})") from None
-
-
-def render_output(target: Path, render: Callable[[Path], T]) -> T:
-    """Let ``render`` write a file of ``target``'s name in a private temporary folder (for
-    writers that cannot write atomically themselves: Qt's image writers), then move its
-    bytes to ``target`` with :func:`write_output`; returns what ``render`` returned.
-    Cost: the file's bytes in memory once."""
-    with tempfile.TemporaryDirectory(prefix="onnx-designer-") as folder:
-        scratch = Path(folder) / (target.name or "output")
-        value = render(scratch)
-        try:
-            data = scratch.read_bytes()
-        except OSError as exc:
-            raise DesignerError(f"{target}: nothing was written ({exc.strerror or exc})") from None
-    write_output(target, data)
-    return value

@@ -26,6 +26,9 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
@@ -265,3 +268,43 @@ def same_file(source: Path, target: Path) -> bool:
     with contextlib.suppress(OSError):  # what cannot be examined is not the input
         return source.exists() and target.exists() and source.samefile(target)
     return False
+
+
+def write_output(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` atomically (a temporary file in its folder, then one
+    rename; an existing file keeps its permissions); DesignerError when that fails, and
+    ``target`` is as it was."""
+    from designer.core.errors import DesignerError
+
+    try:
+        mode: int | None = target.stat().st_mode & 0o777
+    except OSError:
+        mode = None
+    try:
+        write_atomic(target, data, mode)
+    except OSError as exc:
+        raise DesignerError(f"{target}: cannot write ({exc.strerror or exc})") from None
+
+
+def render_output(target: Path, render: Callable[[Path], T]) -> T:
+    """Let ``render`` write a file of ``target``'s name in a private temporary folder (for
+    writers that cannot write atomically themselves: Qt's image writers), then move its
+    bytes to ``target`` with :func:`write_output`; returns what ``render`` returned. An
+    error of ``render`` names ``target``, not the private file. Cost: the file's bytes in
+    memory once."""
+    import tempfile
+
+    from designer.core.errors import DesignerError
+
+    with tempfile.TemporaryDirectory(prefix="onnx-designer-") as folder:
+        scratch = Path(folder) / (target.name or "output")
+        try:
+            value = render(scratch)
+        except DesignerError as exc:
+            raise type(exc)(str(exc).replace(str(scratch), str(target))) from None
+        try:
+            data = scratch.read_bytes()
+        except OSError as exc:
+            raise DesignerError(f"{target}: nothing was written ({exc.strerror or exc})") from None
+    write_output(target, data)
+    return value

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QColor, QImageReader
 from PySide6.QtWidgets import QApplication
 
 from designer.core.collapse import collapse_graph, groups_below, parse_depth
@@ -109,7 +109,7 @@ def export_model_image(
     if message:
         notes.append(message)
     width = height = 0
-    if out.suffix.lower() != ".svg":
-        image = QImage(str(out))
-        width, height = image.width(), image.height()
+    if out.suffix.lower() != ".svg":  # the header only: a big image is not read again
+        size = QImageReader(str(out)).size()
+        width, height = size.width(), size.height()
     return width, height, "\n".join(notes)

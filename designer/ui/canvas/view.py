@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import (
     QHelpEvent,
+    QImageReader,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -29,7 +30,7 @@ from designer.core.viewgraph import NodeKind, ViewEdge, ViewGraph
 from designer.ui.canvas import controller, readable
 from designer.ui.canvas.clipboard import constants_read_by, copy_nodes, paste_edit
 from designer.ui.canvas.collapse_view import expand_group, expose_keys, full_graph, member_keys
-from designer.ui.canvas.export import ExportOptions, render_scene_to_file
+from designer.ui.canvas.export import FORMATS, ExportOptions, render_scene_to_file
 from designer.ui.canvas.focus_view import focus_of
 from designer.ui.canvas.interaction import InteractionMixin
 from designer.ui.canvas.items import NodeItem
@@ -155,11 +156,29 @@ class CanvasView(InteractionMixin):
             self.select_keys(a.key for a in adds if a.key is not None)
 
     def export_image(self, path: Path, options: ExportOptions) -> None:
-        """Write the whole canvas to ``path`` (PNG, JPEG or SVG); raises DesignerError."""
+        """Write what the canvas shows to ``path`` (PNG, JPEG or SVG), atomically, and say
+        what was written on the status bar; raises DesignerError, leaving every file as it
+        was, for a path that is one of the document's files (the model, its external data,
+        its layout file) or whose suffix names another format than ``options.format``."""
+        from designer.core.io.atomic import render_output
+        from designer.core.io.model_files import refuse_model_files
+
         self.flush()
-        message = render_scene_to_file(self.canvas, Path(path), options)
-        if message:
-            self.statusMessage.emit(message)
+        path = Path(path)
+        doc = self.session.doc
+        if doc.path is not None:
+            refuse_model_files(path, doc.model, doc.path, doc.base_dir)
+        named = FORMATS.get(path.suffix.lower())
+        chosen = (options.format or "").lower().replace("jpeg", "jpg")
+        if named is not None and chosen and named != chosen:
+            raise DesignerError(
+                f"{path.name}: the name ends in {path.suffix} but the format is "
+                f"{chosen.upper()}; change the format or the file name"
+            )
+        message = render_output(path, lambda out: render_scene_to_file(self.canvas, out, options))
+        size = QImageReader(str(path)).size() if (named or chosen) != "svg" else None
+        wrote = f"Wrote {path}" + (f" ({size.width():,}×{size.height():,})" if size else "")
+        self.statusMessage.emit(f"{wrote}. {message}" if message else wrote)
 
     # --- settings ---------------------------------------------------------------------------
     def set_show_grid(self, on: bool) -> None:

@@ -50,11 +50,25 @@ class ColorButton(QPushButton):
         self.setStyleSheet(f"background:{self.color.name()};color:{text};")
 
 
+def _focus_note(view: CanvasView) -> str:
+    """What is exported when a module is focused: the canvas as it is shown."""
+    from designer.ui.canvas.focus_view import focus_of
+
+    group = focus_of(view.canvas)
+    if group is None:
+        return ""
+    return (
+        f"The canvas shows the module {group.rsplit('/', 1)[-1]} alone (Focus): that is what "
+        "is exported. Press Esc on the canvas first to export the whole graph."
+    )
+
+
 class ExportImageDialog(QDialog):
     def __init__(self, view: CanvasView, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.view = view
         self.setWindowTitle("Export Canvas As Image")
+        self.setMinimumWidth(600)  # room for a whole path in the File box
         form = QFormLayout(self)
         self.format = QComboBox()
         self.format.addItems(list(FORMATS))
@@ -82,7 +96,7 @@ class ExportImageDialog(QDialog):
         row.addWidget(self.path, 1)
         row.addWidget(browse)
         form.addRow("File:", row)
-        self.note = QLabel("")
+        self.note = QLabel(_focus_note(view))
         self.note.setWordWrap(True)
         form.addRow(self.note)
         buttons = QDialogButtonBox(
