@@ -51,15 +51,75 @@ def build_only_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
+def _engine_shapes(texts: list[str]) -> list[Any]:
+    """``--shape`` values for a prebuilt engine → one profile of the shapes to run: each
+    ``NAME:DIMS`` (the shape itself) or ``NAME:MIN:OPT:MAX`` (as for a build; opt is run)."""
+    from designer.core.errors import DesignerError
+    from designer.core.trt.settings import TrtSettingsError, parse_dims
+
+    profile: dict[str, tuple[list[int], list[int], list[int]]] = {}
+    for text in texts:
+        parts = text.split(":")
+        try:
+            if len(parts) >= 4 and parts[0]:
+                name = ":".join(parts[:-3])
+                lo, opt, hi = (list(parse_dims(d)) for d in parts[-3:])
+            elif len(parts) >= 2 and parts[0]:
+                name = ":".join(parts[:-1])
+                lo = opt = hi = list(parse_dims(parts[-1]))
+            else:
+                raise TrtSettingsError("no input name")
+        except TrtSettingsError as exc:
+            raise DesignerError(
+                f"--shape {text!r}: with --use-engine write NAME:DIMS (or NAME:MIN:OPT:MAX,"
+                f" of which opt is run), dims like 1x3x224x224 ({exc})"
+            ) from None
+        profile[name] = (lo, opt, hi)
+    return [profile] if profile else []
+
+
+def _engine_build_options(args: argparse.Namespace) -> Any:
+    """The build options that still apply to the prebuilt ``--use-engine`` (the system
+    options and the shapes to run). Nothing stored in the model is required or used: the
+    engine holds its own profiles and precisions. Says on stderr which shapes trtexec takes
+    for the dynamic inputs given no ``--shape``."""
+    from designer.activities.trt.model_settings import (
+        prebuilt_engine_shapes_note,
+        with_model_settings,
+    )
+    from designer.activities.trt.options import TrtBuildOptions
+    from designer.core.io import read_model
+
+    proto = read_model(args.model)
+    options = TrtBuildOptions(
+        model=str(args.model),
+        layer_info=str(args.layer_json) if args.layer_json else None,
+        device=args.device,
+        plugins=list(args.plugin),
+        dynamic_plugins=list(args.dynamic_plugin),
+        profiles=_engine_shapes(args.shape),
+        verbose=args.trt_verbose,
+    )
+    options = with_model_settings(
+        options, proto, free_dims_as_one=args.free_dims_as_one, prebuilt_engine=True
+    )
+    note = prebuilt_engine_shapes_note(proto, options.profiles[0] if options.profiles else {})
+    if note is not None:
+        print(
+            f"onnx-designer: note: {note} (--shape NAME:DIMS, or --free-dims-as-one for 1s)",
+            file=sys.stderr,
+        )
+    return options
+
+
 def _profile_options(args: argparse.Namespace) -> Any:
     from designer.activities.trt.options import TrtProfileOptions
     from designer.commands.trt_build_verbs import build_options_from_args
 
     if args.use_engine is not None:
-        # The model only gives the engine's input shapes; its stored layer precisions were
-        # for the build (and would otherwise ask for --typing obey|prefer).
-        args = argparse.Namespace(**{**vars(args), "ignore_layer_precisions": True})
-    build = build_options_from_args(args, args.model)
+        build = _engine_build_options(args)
+    else:
+        build = build_options_from_args(args, args.model)
     layer_json = build.layer_info
     build.layer_info = None
     if args.use_engine is not None or not args.save_engine:
@@ -213,7 +273,9 @@ def add_profile_trt(kinds: argparse._SubParsersAction) -> None:  # type: ignore[
         type=Path,
         metavar="ENGINE",
         help="profile this prebuilt engine (of the build options only --shape,"
-        " --free-dims-as-one, --layer-json, --device, plugins and --trt-verbose apply)",
+        " --free-dims-as-one, --layer-json, --device, plugins and --trt-verbose apply;"
+        " --shape NAME:DIMS gives a shape to run, and no optimization profile is needed"
+        " in MODEL: without --shape trtexec sets free dims to 1)",
     )
     g.add_argument("--save-engine", type=Path, metavar="OUT", help="keep the engine built here")
     g.add_argument(

@@ -161,30 +161,45 @@ def _show(args: argparse.Namespace) -> int:
     from designer.core.io import read_model
     from designer.core.trt.settings import (
         dynamic_inputs,
-        format_dims,
         inputs_without_profile,
-        read_settings,
+        profile_problems,
+        read_settings_lenient,
         settings_json,
     )
 
     model = read_model(args.model)
-    settings = read_settings(model)
+    settings, problems = read_settings_lenient(model)
+    problems += profile_problems(model, settings.profiles)
     missing = inputs_without_profile(model, settings)
     if args.json:
         payload = json.loads(settings_json(settings))
         payload["dynamic_inputs"] = dynamic_inputs(model)
         payload["inputs_without_profile"] = missing
+        payload["problems"] = problems
         print(json.dumps(payload, indent=2))
-        return 0
-    print(f"{args.model}: TensorRT settings")
+    else:
+        _print_settings(args.model, model, settings, missing)
+    for line in problems:  # every one, after what could be read (as `check` lists them)
+        print(f"onnx-designer: error: {line}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def _print_settings(path: Path, model: Any, settings: Any, missing: list[str]) -> None:
+    """The readable part of ``settings`` (a TrtSettings of ``model``) as text: unusable
+    precisions and output types are left out, an invalid profile entry is marked (the
+    caller lists the problems)."""
+    from designer.core.trt.settings import format_dims, validate_shapes
+
+    print(f"{path}: TensorRT settings")
     print(f"optimization profiles: {len(settings.profiles)}")
     for i, profile in enumerate(settings.profiles):
         print(f"  profile {i}:")
-        width = max(len(n) for n in profile.shapes)
+        width = max((len(n) for n in profile.shapes), default=0)
         for name, s in profile.shapes.items():
+            bad = "  (invalid)" if validate_shapes(model, name, s) is not None else ""
             print(
                 f"    {name:<{width}}  min {format_dims(s.min)}  opt {format_dims(s.opt)}  "
-                f"max {format_dims(s.max)}"
+                f"max {format_dims(s.max)}{bad}"
             )
     if missing:
         print("dynamic inputs without a profile: " + ", ".join(missing))
@@ -195,7 +210,6 @@ def _show(args: argparse.Namespace) -> int:
         print(f"layer output types: {len(settings.output_types)}")
         for name, out in settings.output_types.items():
             print(f"  {name}  {','.join(out)}")
-    return 0
 
 
 def add_verbs(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -263,8 +277,9 @@ def add_verbs(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         "show",
         help="print the TensorRT profiles and precisions stored in a model",
         description="Print the optimization profiles, layer precisions and output types "
-        "stored in MODEL, and the dynamic inputs no profile covers. Exits 1 when the stored "
-        "settings are unreadable.",
+        "stored in MODEL, and the dynamic inputs no profile covers, then every problem of "
+        "the stored settings (an unreadable value, an unknown precision, output types that "
+        "are not one per output, an invalid profile). Exits 1 when there is any problem.",
     )
     p.add_argument("model", type=Path, help="the .onnx file")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")

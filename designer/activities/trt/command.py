@@ -197,7 +197,15 @@ def trtexec_profile_argv(
     verbose) and its shapes are used: trtexec ignores build options then ("if loadEngine is
     specified, BuildOptions are N/A", sampleOptions.cpp), and the later passes of a
     multi-pass run load the engine the first pass built with them. Callers that take build
-    options from a user refuse them with a prebuilt engine (``profile trt --use-engine``)."""
+    options from a user refuse them with a prebuilt engine (``profile trt --use-engine``).
+
+    ``--shapes`` is ``prof.shapes``, else the opt shapes of ``prof.build.profiles[0]`` (what
+    trtexec itself runs after building with them), else absent. For a user's prebuilt
+    engine the profiles must be only the shapes the user gave
+    (:func:`~designer.activities.trt.model_settings.with_model_settings` with
+    ``prebuilt_engine=True``): the model's stored profile may not be the one the engine was
+    built with, and without ``--shapes`` trtexec picks the shapes itself (every free dim 1;
+    see :func:`~designer.activities.trt.model_settings.prebuilt_engine_shapes_note`)."""
     prof.validate()
     if prof.use_engine:
         args = [f"--loadEngine={prof.use_engine}"]

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from designer.activities.trt.version import TrtVersion
 from designer.core.errors import DesignerError
 
 __all__ = [
+    "CLEAR_PRECISIONS_HINT",
     "HARDWARE_COMPATIBILITY",
+    "IGNORE_PRECISIONS_HINT",
     "PRECISIONS",
     "PROFILING_VERBOSITY",
     "SPARSITY",
@@ -39,6 +42,9 @@ SPARSITY = ("disable", "enable")
 
 # One optimization profile: input name -> (min, opt, max) shapes.
 ShapeProfile = dict[str, tuple[list[int], list[int], list[int]]]
+# How a caller that says nothing else names the two ways out of unusable layer precisions.
+IGNORE_PRECISIONS_HINT = "ignore the layer precisions stored in the model"
+CLEAR_PRECISIONS_HINT = "clear the precisions"
 
 
 class TrtOptionError(DesignerError):
@@ -94,8 +100,41 @@ class TrtBuildOptions:
         """The weakly-typed precision flags set (``["fp16", "int8"]``)."""
         return [n for n in ("fp16", "bf16", "int8", "fp8") if getattr(self, n)]
 
-    def validate(self) -> None:
-        """Version-independent checks; raises :class:`TrtOptionError` with one line."""
+    def precision_problem(
+        self,
+        version: TrtVersion | None = None,
+        *,
+        ignore: str = IGNORE_PRECISIONS_HINT,
+        clear: str = CLEAR_PRECISIONS_HINT,
+    ) -> str | None:
+        """Why the layer precisions / output types these options carry cannot be used, or
+        None. ``version`` (the target's TensorRT, None when unknown) picks the way out: a
+        strongly-typed-only TensorRT (11.x) has no layer precisions at all, so "choose obey
+        or prefer" would send the user to a mode it refuses. ``ignore`` / ``clear`` are how
+        the caller's user does those (a flag on the command line, a control in a dialog)."""
+        count = len(set(self.layer_precisions) | set(self.layer_output_types))
+        if not count:
+            return None
+        from designer.activities.trt.command import STRONGLY_TYPED_ONLY  # command imports us
+
+        if version is not None and version >= STRONGLY_TYPED_ONLY:
+            return (
+                f"TensorRT {version.short} has no layer precisions (it builds strongly typed"
+                f" networks only), and {count} node(s) of the model have one: {ignore} to"
+                " build without them, or convert the model itself to the precisions wanted"
+                " (Convert to FP16, or explicit Casts)"
+            )
+        if self.typing in ("default", "strong"):
+            return (
+                "layer precisions are only honoured with typing mode 'obey' or 'prefer'"
+                f" (it is {self.typing!r}, and {count} node(s) have one): choose one of"
+                f" those, {ignore}, or {clear}"
+            )
+        return None
+
+    def validate(self, version: TrtVersion | None = None) -> None:
+        """Version-independent checks, and the layer precisions' for ``version`` when it is
+        known (:meth:`precision_problem`); raises :class:`TrtOptionError` with one line."""
         _check_choice("typing mode", self.typing, TYPING_MODES)
         _check_choice("hardware compatibility", self.hardware_compatibility, HARDWARE_COMPATIBILITY)
         _check_choice("weights mode", self.weights, WEIGHTS_MODES)
@@ -110,13 +149,9 @@ class TrtBuildOptions:
                 f"a strongly typed network takes its precisions from the model: drop {flags}"
                 " or use typing mode 'default', 'obey' or 'prefer'"
             )
-        if self.typing in ("default", "strong") and (
-            self.layer_precisions or self.layer_output_types
-        ):
-            raise TrtOptionError(
-                "layer precisions are only honoured with typing mode 'obey' or 'prefer'"
-                f" (it is {self.typing!r}): choose one of those, or clear the precisions"
-            )
+        problem = self.precision_problem(version)
+        if problem:
+            raise TrtOptionError(problem)
         for source in self.tactic_sources:
             _check_choice("tactic source", source, TACTIC_SOURCES)
         for name, prec in self.layer_precisions.items():
@@ -183,9 +218,11 @@ class TrtProfileOptions:
     dump_profile: bool = True
     shapes: dict[str, list[int]] = field(default_factory=dict)
 
-    def validate(self) -> None:
+    def validate(self, version: TrtVersion | None = None) -> None:
+        """The build's checks (for ``version`` when known) unless an engine is loaded, and
+        the measurement's."""
         if self.use_engine is None:
-            self.build.validate()
+            self.build.validate(version)
         for name, value in (
             ("iterations", self.iterations),
             ("warm-up", self.warmup_ms),

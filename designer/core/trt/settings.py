@@ -19,8 +19,11 @@ Where they live (so the model stays a valid ONNX file every other tool still ope
   main graph's node names).
 
 Reading is tolerant: :func:`read_settings_lenient` returns what is readable plus one line per
-problem; :func:`read_settings` raises :class:`TrtSettingsError` with that line instead.
-Everything here is pure Python over ``onnx`` protos (no TensorRT needed).
+problem; :func:`read_settings` raises :class:`TrtSettingsError` listing them instead.
+Precisions and output types are read case-insensitively (``FP16`` is ``fp16``): the editors
+always write lower case, and trtexec's parser (``stringToValue<DataType>`` in
+sampleOptions.cpp) knows lower case only, so what is read is lower-cased before it reaches a
+command line. Everything here is pure Python over ``onnx`` protos (no TensorRT needed).
 """
 
 from __future__ import annotations
@@ -169,7 +172,7 @@ def metadata_value(props: Iterable[onnx.StringStringEntryProto], key: str) -> st
 
 
 def parse_output_types(text: str) -> tuple[str, ...]:
-    """``fp16,fp32`` → ("fp16", "fp32"); TrtSettingsError for an unknown type."""
+    """``fp16,fp32`` → ("fp16", "fp32") (any case); TrtSettingsError for an unknown type."""
     types = tuple(t.strip().lower() for t in text.split(","))
     for t in types:
         if t not in PRECISIONS:
@@ -177,32 +180,106 @@ def parse_output_types(text: str) -> tuple[str, ...]:
     return types
 
 
-def node_precision(node: onnx.NodeProto) -> str | None:
-    """The precision constraint stored on ``node`` (None: none, or not a known precision)."""
+def known_precision(value: str) -> str | None:
+    """``value`` as a :data:`PRECISIONS` entry (``" FP16"`` → ``"fp16"``); None if unknown."""
+    cleaned = value.strip().lower()
+    return cleaned if cleaned in PRECISIONS else None
+
+
+def precision_problem(value: str) -> str | None:
+    """Why a stored precision ``value`` cannot be used (None when it can)."""
+    if known_precision(value) is not None:
+        return None
+    return f"unknown TensorRT precision '{value}'; use one of {', '.join(PRECISIONS)}"
+
+
+def output_types_problem(value: str, outputs: int) -> str | None:
+    """Why stored output types ``value`` cannot be used on a node with ``outputs`` outputs
+    (None when they can): an unknown type, or not one type per output (trtexec would get a
+    ``--layerOutputTypes`` entry TensorRT refuses only after parsing the whole model)."""
+    try:
+        types = parse_output_types(value)
+    except TrtSettingsError as exc:
+        return str(exc)
+    if len(types) != outputs:
+        given = f"{len(types)} type" + ("s" if len(types) != 1 else "")
+        plural = "s" if outputs != 1 else ""
+        return (
+            f"output types '{value}': {given} for {outputs} output{plural}; TensorRT needs"
+            " one type per output"
+        )
+    return None
+
+
+def stored_precision(node: onnx.NodeProto) -> str | None:
+    """The precision text stored on ``node``: lower-cased when it names a known precision,
+    else as stored (so a view can show what is wrong); None when there is none."""
     if not node.metadata_props:
         return None
     value = metadata_value(node.metadata_props, PRECISION_KEY)
+    if value is None:
+        return None
+    return known_precision(value) or value
+
+
+def stored_output_types(node: onnx.NodeProto) -> str | None:
+    """The output-types text stored on ``node`` as stored (None when there is none)."""
+    if not node.metadata_props:
+        return None
+    return metadata_value(node.metadata_props, OUTPUT_TYPES_KEY)
+
+
+def node_precision(node: onnx.NodeProto) -> str | None:
+    """The precision constraint stored on ``node`` (None: none, or not a known precision)."""
+    value = stored_precision(node)
     return value if value in PRECISIONS else None
 
 
 def node_output_types(node: onnx.NodeProto) -> tuple[str, ...]:
-    """Per-output types stored on ``node`` (empty when none or unreadable)."""
-    if not node.metadata_props:
+    """Per-output types stored on ``node`` (empty when none, unreadable or not one per
+    output: what a build would use)."""
+    value = stored_output_types(node)
+    if value is None or output_types_problem(value, len(node.output)) is not None:
         return ()
-    value = metadata_value(node.metadata_props, OUTPUT_TYPES_KEY)
-    if value is None:
-        return ()
-    try:
-        return parse_output_types(value)
-    except TrtSettingsError:
-        return ()
+    return parse_output_types(value)
+
+
+def node_precision_problem(node: onnx.NodeProto) -> str | None:
+    """Why the precision stored on ``node`` cannot be used (None: it can, or there is none)."""
+    precision = stored_precision(node)
+    if precision is None:
+        return None
+    problem = precision_problem(precision)
+    if problem is None and not node.name:
+        problem = "a precision needs a named node (TensorRT finds layers by name)"
+    return problem
+
+
+def node_output_types_problem(node: onnx.NodeProto) -> str | None:
+    """Why the output types stored on ``node`` cannot be used (None: they can, or none)."""
+    types = stored_output_types(node)
+    if types is None:
+        return None
+    problem = output_types_problem(types, len(node.output))
+    if problem is None and not node.name:
+        problem = "output types need a named node (TensorRT finds layers by name)"
+    return problem
+
+
+def node_problems(node: onnx.NodeProto) -> list[str]:
+    """Why the precision / output types stored on ``node`` cannot be used (empty: they can,
+    or there are none). The lines of :func:`read_settings_lenient` without the node label."""
+    found = (node_precision_problem(node), node_output_types_problem(node))
+    return [p for p in found if p is not None]
 
 
 def read_settings_lenient(model: onnx.ModelProto) -> tuple[TrtSettings, list[str]]:
     """The settings stored in ``model`` and one line per problem found (never raises).
 
-    Unreadable profiles are left out as a whole; an unknown precision or output type leaves
-    that node's entry out. O(main-graph nodes).
+    Unreadable profiles are left out as a whole; an unknown precision, an unknown output
+    type or output types that are not one per output leave that entry out (the lines say
+    which; whether that is fatal is the caller's business). Stored profiles are not checked
+    against the inputs here (:func:`profile_problems` does). O(main-graph nodes).
     """
     problems: list[str] = []
     profiles: tuple[OptimizationProfile, ...] = ()
@@ -217,35 +294,53 @@ def read_settings_lenient(model: onnx.ModelProto) -> tuple[TrtSettings, list[str
     for node in model.graph.node:
         if not node.metadata_props:
             continue
+        found = node_problems(node)
         label = node.name or f"(unnamed {node.op_type})"
-        for prop in node.metadata_props:
-            if prop.key == PRECISION_KEY:
-                if prop.value not in PRECISIONS:
-                    problems.append(
-                        f"node '{label}': unknown TensorRT precision '{prop.value}' (ignored)"
-                    )
-                elif not node.name:
-                    problems.append(f"node '{label}': a precision needs a named node (ignored)")
-                else:
-                    precisions[node.name] = prop.value
-            elif prop.key == OUTPUT_TYPES_KEY:
-                try:
-                    types = parse_output_types(prop.value)
-                except TrtSettingsError as exc:
-                    problems.append(f"node '{label}': {exc} (ignored)")
-                    continue
-                if node.name:
-                    output_types[node.name] = types
+        problems += [f"node '{label}': {line}" for line in found]
+        if not node.name:
+            continue
+        precision = node_precision(node)
+        if precision is not None:
+            precisions[node.name] = precision
+        types = node_output_types(node)
+        if types:
+            output_types[node.name] = types
     return TrtSettings(profiles, precisions, output_types), problems
 
 
+#: How many problem lines :func:`read_settings` puts in its one message.
+SHOWN_PROBLEMS = 5
+
+
+def problems_message(problems: Sequence[str]) -> str:
+    """``problems`` as one message: the first :data:`SHOWN_PROBLEMS`, then how many more."""
+    shown = "; ".join(problems[:SHOWN_PROBLEMS])
+    rest = len(problems) - SHOWN_PROBLEMS
+    if rest > 0:
+        shown += f"; and {rest} more (Type Checking or `onnx-designer trt show` lists all)"
+    return shown
+
+
 def read_settings(model: onnx.ModelProto) -> TrtSettings:
-    """The settings stored in ``model``; TrtSettingsError (first problem) when any is corrupt."""
+    """The settings stored in ``model``; TrtSettingsError listing the problems when any."""
     settings, problems = read_settings_lenient(model)
     if problems:
-        extra = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise TrtSettingsError(problems[0] + extra)
+        raise TrtSettingsError(problems_message(problems))
     return settings
+
+
+def profile_problems(model: onnx.ModelProto, profiles: Sequence[OptimizationProfile]) -> list[str]:
+    """Every invalid entry of ``profiles`` for ``model``, one line each (``profile 0:
+    'input' dim 0 …``); empty when all are valid. See :func:`validate_shapes`."""
+    problems: list[str] = []
+    for i, profile in enumerate(profiles):
+        if not profile.shapes:
+            problems.append(f"profile {i} has no inputs")
+        for name, shapes in profile.shapes.items():
+            problem = validate_shapes(model, name, shapes)
+            if problem is not None:
+                problems.append(f"profile {i}: {problem}")
+    return problems
 
 
 def read_profiles(model: onnx.ModelProto) -> tuple[OptimizationProfile, ...]:

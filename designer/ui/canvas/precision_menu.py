@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from designer.core.edits.trt import SetLayerPrecision
 from designer.core.scope import ScopeId
-from designer.core.trt.settings import NO_CONSTRAINT, PRECISIONS, node_precision
+from designer.core.trt.settings import NO_CONSTRAINT, PRECISIONS, stored_precision
 
 if TYPE_CHECKING:
     from designer.ui.session import DocumentSession
@@ -39,13 +39,25 @@ BADGE_COLORS: dict[str, QColor] = {
 }
 
 
+MIXED = "mixed"
+
+
 def current_precision(session: DocumentSession, scope_id: ScopeId, keys: Sequence[int]) -> str:
-    """The precision all ``keys`` share, "" when none has one, "mixed" when they differ."""
+    """The precision all ``keys`` share, "" when none has one, "mixed" when they differ.
+
+    A stored value that is no TensorRT precision (hand-edited: ``half``) is returned as
+    stored, not as "": the node is not unconstrained, its build is refused (see
+    :func:`is_invalid_precision`)."""
     scope = session.doc.scope(scope_id)
-    found = {node_precision(scope.node(k)) or "" for k in keys if scope.has_node(k)}
+    found = {stored_precision(scope.node(k)) or "" for k in keys if scope.has_node(k)}
     if len(found) > 1:
-        return "mixed"
+        return MIXED
     return found.pop() if found else ""
+
+
+def is_invalid_precision(current: str) -> bool:
+    """True when :func:`current_precision` gave a stored value that is no precision."""
+    return current not in ("", MIXED, *PRECISIONS)
 
 
 def fill_precision_menu(
@@ -61,6 +73,10 @@ def fill_precision_menu(
         menu.setToolTipsVisible(True)
         return
     current = current_precision(session, scope_id, targets)
+    if is_invalid_precision(current):  # nothing is checked then: say what is stored
+        stored = menu.addAction(f"Stored '{current}' is not a TensorRT precision")
+        stored.setEnabled(False)
+        menu.addSeparator()
     group = QActionGroup(menu)
     group.setExclusive(True)
     for precision in (*PRECISIONS, None):

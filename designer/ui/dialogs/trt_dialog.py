@@ -55,7 +55,7 @@ class TrtDialog(ActivityDialog):
         self._checked_for: tuple[str | None, str | None, str] | None = None
         super().__init__(window, model)
         self.log.setPlaceholderText("trtexec's output appears here while it runs.")
-        self.log.setMinimumHeight(90)
+        self.log.setMinimumHeight(60)  # 4 lines: the form's rows need the height more
         self.check_button.setToolTip("Connect, find TensorRT on the target and read its version")
         self.command_button = QPushButton("Show Command")
         self.command_button.setToolTip("Print the trtexec command line for the checked target")
@@ -97,8 +97,7 @@ class TrtDialog(ActivityDialog):
 
     def reset_for_target(self) -> None:
         self.detection = None
-        self.trt_form.version = None
-        self.trt_form.version_note.setText("TensorRT version: not checked yet (press Check).")
+        self.trt_form.clear_version()
         self.trt_form.set_clocks(False, "Check the target first: clocks can be locked on a Jetson")
 
     def _custom(self) -> str | None:
@@ -131,7 +130,12 @@ class TrtDialog(ActivityDialog):
             self.trt_form.set_version(version)
             self.deps.set_idle(getattr(found, "summary", "") or f"TensorRT {version} found.")
         else:
-            self.deps.set_idle(f"No TensorRT: {getattr(found, 'reason', '') or 'not found'}")
+            reason = getattr(found, "reason", "") or "not found"
+            self.deps.set_idle(f"No TensorRT: {reason}")
+            if version is None:  # Show Command previews a chosen version (_preview_inputs)
+                self.trt_form.set_missing(reason)
+            else:  # a Python builder without trtexec: its version still rules the options
+                self.trt_form.set_version(version)
         self.trt_form.set_clocks(
             bool(getattr(found, "can_lock_clocks", False)),
             getattr(found, "clocks_detail", "") or "clock locking is not permitted here",
@@ -139,15 +143,51 @@ class TrtDialog(ActivityDialog):
 
     # --- command preview -------------------------------------------------------------------
     def _preview_inputs(self) -> tuple[Any, Any]:
-        """(options, detection) for a preview; DesignerError saying what to do first."""
+        """(options, detection) for a preview — detection None when the Check found no
+        TensorRT (the form's preview version is used then); DesignerError saying what to do
+        first."""
         found = self.detection
-        if found is None or getattr(found, "version", None) is None:
+        if found is None:
             raise DesignerError("press Check first: the command depends on the TensorRT version")
         if self._checked_for != self._check_key():
             raise DesignerError(
                 "the TensorRT choice changed since the last Check: press Check again"
             )
+        if getattr(found, "version", None) is None:
+            found = None
         return self.trt_form.options(), found
+
+    def version_preview(self, options: Any) -> str:
+        """The line for the form's preview version where the target has no TensorRT, as
+        ``trt build --print-command --trt-version`` (``profile trt``'s) prints it: the
+        custom trtexec or plain ``trtexec``, no target paths, no timing cache."""
+        from designer.activities.trt.command import (
+            format_command,
+            trtexec_argv,
+            trtexec_profile_argv,
+        )
+        from designer.activities.trt.options import TrtProfileOptions
+
+        version = self.trt_form.chosen_preview()
+        trtexec = self._custom() or "trtexec"
+        if isinstance(options, TrtProfileOptions):
+            return format_command(trtexec_profile_argv(options, version, trtexec=trtexec))
+        return format_command(trtexec_argv(options, version, trtexec=trtexec))
+
+    def _show_version_preview(self, options: Any) -> None:
+        try:
+            line = self.version_preview(options)
+        except DesignerError as exc:
+            self.show_status(str(exc), ok=False)
+            return
+        version = self.trt_form.chosen_preview().short
+        reason = self.trt_form.missing_reason or "not found"
+        self.append_log(f"# no TensorRT on this target: {reason}; preview for TensorRT {version}")
+        self.append_log(f"$ {line}")
+        self.show_status(
+            f"No TensorRT on this target: {reason}. The line for TensorRT {version} is"
+            " printed in the log (a preview: Build needs TensorRT there)."
+        )
 
     def preview_work(
         self, conn: Connection | None, password: str | None, options: Any, found: Any
@@ -173,9 +213,12 @@ class TrtDialog(ActivityDialog):
 
     def command_line(self) -> str:
         """The exact line Build / Profile would run now (first pass when profiling), for the
-        checked target. Blocks while an SSH target connects: :meth:`show_command` does that
-        off the GUI thread. DesignerError when it cannot be known yet."""
+        checked target (where the Check found no TensorRT: the preview for the form's chosen
+        version). Blocks while an SSH target connects: :meth:`show_command` does that off the
+        GUI thread. DesignerError when it cannot be known yet."""
         options, found = self._preview_inputs()
+        if found is None:
+            return self.version_preview(options)
         conn = self.connection()
         ok, password = self._password(conn)
         if not ok:
@@ -191,6 +234,9 @@ class TrtDialog(ActivityDialog):
             options, found = self._preview_inputs()
         except DesignerError as exc:
             self.show_status(str(exc), ok=False)
+            return
+        if found is None:
+            self._show_version_preview(options)
             return
         conn = self.connection()
         if conn is None:

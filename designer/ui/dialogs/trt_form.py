@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -39,6 +40,7 @@ from designer.activities.trt.options import (
     TrtProfileOptions,
 )
 from designer.activities.trt.run import default_engine_path
+from designer.activities.trt.version import TrtVersion
 from designer.core.errors import DesignerError
 from designer.ui.dialogs import trt_form_pickers as pickers
 
@@ -66,6 +68,32 @@ SOURCES = {
 }
 HINT_STYLE = "color:#5c6370"
 TACTIC_TIP = "partially checked: TensorRT's default; checked: on; empty: off"
+FREE_DIMS_LABEL = "Use 1 for free dimensions of inputs without a profile"
+IGNORE_LABEL = "Ignore the layer precisions stored in the model"
+NOT_CHECKED = "TensorRT version: not checked yet (press Check)."
+# The versions Show Command can preview where the target has no TensorRT (as
+# ``trt build --print-command --trt-version``): those the tests check against sampleOptions.
+PREVIEW_VERSIONS = (TrtVersion(10, 16), TrtVersion(11, 1))
+# Where "Open the metadata as a graph document" writes the layer JSON when no Metadata output
+# is given: TREx's name for it, so the engine explorer finds its siblings and names it.
+GRAPH_SUFFIX = ".graph.json"
+
+
+def default_layer_info_path(engine: Path) -> Path:
+    """``a.engine`` → ``a.engine.graph.json`` beside it (TREx's layer JSON name)."""
+    return engine.with_name(engine.name + GRAPH_SUFFIX)
+
+
+def window_wording(message: str) -> str:
+    """A message of the shared build code (:mod:`designer.activities.trt.model_settings`,
+    whose wording is the command line's) with the window's controls named instead of CLI
+    verbs: the window user has no ``trt set-profile`` to run."""
+    from designer.ui.tools.trt_settings import PROFILE_ACTION
+
+    return message.replace(
+        "(trt set-profile) or use 1 for free dims",
+        f"(right-click the input > {PROFILE_ACTION}) or tick “{FREE_DIMS_LABEL}” (General)",
+    )
 
 
 def _path_row(edit: QLineEdit, pick: Callable[[], None]) -> QHBoxLayout:
@@ -110,6 +138,25 @@ def _tactic_off(name: str) -> Callable[[TrtBuildOptions], TrtBuildOptions]:
     return lambda o: dataclasses.replace(o, tactic_sources={name: False})
 
 
+class ElidedLabel(QLabel):
+    """One line that ends in "…" where it does not fit, the whole text as its tooltip: the
+    dialog has no height to spare for a long reason the dependency panel shows in full."""
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        rect = self.contentsRect()
+        text = self.fontMetrics().elidedText(
+            self.text(), Qt.TextElideMode.ElideMiddle, rect.width()
+        )
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(
+            rect, int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), text
+        )
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(40, super().minimumSizeHint().height())
+
+
 class TrtForm(QWidget):
     convertRequested = Signal()  # the user asks for the FP16 conversion (strongly typed TRT)
     """Tabs General / Precision & Tactics / Optimizer (/ Profiler when ``profile``)."""
@@ -125,14 +172,35 @@ class TrtForm(QWidget):
         self.tabs.addTab(self._optimizer(), "Optimizer")
         if profile:
             self.tabs.addTab(self._profiler(), "Profiler")
-        self.version_note = QLabel("TensorRT version: not checked yet (press Check).")
-        self.version_note.setStyleSheet(HINT_STYLE)
-        self.version_note.setWordWrap(True)
+        self.missing_reason: str | None = None  # the last Check found no TensorRT: why
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
-        layout.addWidget(self.version_note)
+        layout.addLayout(self._version_row())
         self._sync()
+
+    def _version_row(self) -> QHBoxLayout:
+        """The version line, and the preview version offered where no TensorRT was found."""
+        self.version_note = ElidedLabel(NOT_CHECKED)
+        self.version_note.setStyleSheet(HINT_STYLE)
+        self.preview_version = QComboBox()
+        for version in PREVIEW_VERSIONS:
+            self.preview_version.addItem(f"TensorRT {version.short}", version)
+        self.preview_version.setToolTip(
+            "No TensorRT on this target: Show Command prints the line for this version"
+            " (as trt build --print-command --trt-version); Build needs TensorRT on the target"
+        )
+        self.preview_version.currentIndexChanged.connect(lambda _i: self._sync())
+        row = QHBoxLayout()
+        row.addWidget(self.version_note, 1)
+        row.addWidget(self.preview_version)
+        self._show_preview(False)
+        return row
+
+    def _show_preview(self, on: bool) -> None:
+        self.preview_version.setVisible(on)
+        if not on:
+            self.version_note.setToolTip("")
 
     # --- tabs ------------------------------------------------------------------------------
     def _general(self) -> QWidget:
@@ -150,7 +218,7 @@ class TrtForm(QWidget):
         self.model.setPlaceholderText("the .onnx file")
         self.model.editingFinished.connect(self._model_changed)
         form.addRow("ONNX model:", _path_row(self.model, lambda: pickers.browse_model(self)))
-        self.free_dims = QCheckBox("Use 1 for free dimensions of inputs without a profile")
+        self.free_dims = QCheckBox(FREE_DIMS_LABEL)
         self.free_dims.setToolTip(
             "Optimization profiles and layer precisions stored in the model always apply"
         )
@@ -166,9 +234,21 @@ class TrtForm(QWidget):
             "Metadata output:", _path_row(self.layer_info, lambda: pickers.browse_layer_info(self))
         )
         self.open_graph = QCheckBox("Open the metadata as a graph document")
+        self.open_graph.toggled.connect(lambda _on: self._sync())
+        self.graph_available, self.graph_reason = False, ""
         form.addRow("", self.open_graph)
+        self.engine.textChanged.connect(lambda _t: self._layer_info_hint())
         self.device = _spin(0, 64)
-        form.addRow("Device index:", self.device)
+        self.trt_verbose = QCheckBox("Verbose trtexec log (--verbose)")
+        self.trt_verbose.setToolTip(
+            "trtexec logs every step (as --trt-verbose on the command line)"
+        )
+        row = QHBoxLayout()
+        row.addWidget(self.device)
+        row.addSpacing(24)
+        row.addWidget(self.trt_verbose)
+        row.addStretch(1)
+        form.addRow("Device index:", row)
         self.plugins = QLineEdit()
         self.plugins.setPlaceholderText("libA.so, libB.so (paths on the target)")
         form.addRow("Plugin libraries:", self.plugins)
@@ -214,6 +294,12 @@ class TrtForm(QWidget):
         )
         self.precision_note.setStyleSheet(HINT_STYLE)
         form.addRow("", self.precision_note)
+        self.ignore_precisions = QCheckBox(IGNORE_LABEL)
+        self.ignore_precisions.setToolTip(
+            "Build without the layer precisions and output types the model stores (as"
+            " --ignore-layer-precisions on the command line); the model is not changed"
+        )
+        form.addRow("", self.ignore_precisions)
         self.convert_button = QPushButton("Convert the Model to FP16…")
         self.convert_button.setToolTip(
             "This TensorRT builds strongly typed networks only: the precision is the model's "
@@ -274,12 +360,33 @@ class TrtForm(QWidget):
         self.avg_runs = _spin(0, 100_000, "default (10)")
         form.addRow("Averaging runs:", self.avg_runs)
         self.lock_clocks = QCheckBox("Lock GPU clocks (where the target permits it)")
-        form.addRow("", self.lock_clocks)
         self.hide_non_compute = QCheckBox("Hide non-compute operations (no host/device copies)")
         self.hide_non_compute.setChecked(True)
-        form.addRow("", self.hide_non_compute)
         self.separate = QCheckBox("Profile layers in a separate run (end-to-end timing too)")
-        form.addRow("", self.separate)
+        # Off by default, as profile trt's --spin-wait / --cuda-graph: on TensorRT 11 (whose
+        # defaults are on) that is --noSpinWait / --noCudaGraph.
+        self.spin_wait = QCheckBox("Spin wait")
+        self.spin_wait.setToolTip(
+            "Busy-wait for the GPU (steadier latencies, one CPU core busy): --useSpinWait on"
+            " TensorRT 10; unticked, --noSpinWait on TensorRT 11 (where it is the default)"
+        )
+        self.cuda_graph = QCheckBox("CUDA graph")
+        self.cuda_graph.setToolTip(
+            "Launch the inference through a CUDA graph (less launch overhead): --useCudaGraph"
+            " on TensorRT 10; unticked, --noCudaGraph on TensorRT 11 (where it is the default)"
+        )
+        # Two lines for five switches: this tab must not be the dialog's tallest (the dialog
+        # fits a 768-pixel screen).
+        for boxes in (
+            (self.lock_clocks, self.hide_non_compute),
+            (self.separate, self.spin_wait, self.cuda_graph),
+        ):
+            row = QHBoxLayout()
+            for box in boxes:
+                row.addWidget(box)
+                row.addSpacing(16)
+            row.addStretch(1)
+            form.addRow("Measurement:" if box is self.hide_non_compute else "", row)
         self.profile_out = QLineEdit()
         form.addRow(
             "Profile output:", _path_row(self.profile_out, lambda: pickers.browse_profile(self))
@@ -308,13 +415,38 @@ class TrtForm(QWidget):
             self.profile_out.setPlaceholderText(
                 str(path.with_name(f"{path.stem}.trt-profile.json"))
             )
+        self._layer_info_hint()
+
+    def engine_path(self) -> Path | None:
+        """The engine output (its default beside the model when the field is empty)."""
+        text = _text(self.engine)
+        if text:
+            return Path(text).expanduser()
+        model = self.model_path()
+        return default_engine_path(model) if model else None
+
+    def _graph_layer_info(self) -> Path | None:
+        """The layer JSON written only because "open as a graph" is ticked (no path given)."""
+        if not (self.open_graph.isEnabled() and self.open_graph.isChecked()):
+            return None
+        engine = self.engine_path()
+        return default_layer_info_path(engine) if engine else None
+
+    def _layer_info_hint(self) -> None:
+        """The Metadata output's placeholder: where the graph's layer JSON goes by default."""
+        default = self._graph_layer_info()
+        self.layer_info.setPlaceholderText(
+            f"default for the graph: {default}"
+            if default
+            else "optional: engine inspector JSON (layer information)"
+        )
 
     def set_graph_opener(self, available: bool, reason: str) -> None:
         """Enable "open metadata as a graph" only where an engine explorer exists."""
-        self.open_graph.setEnabled(available)
+        self.graph_available, self.graph_reason = available, reason
         if not available:
             self.open_graph.setChecked(False)
-        self.open_graph.setToolTip(reason)
+        self._sync()
 
     def set_clocks(self, available: bool, reason: str) -> None:
         if not self.profile_mode:
@@ -331,6 +463,12 @@ class TrtForm(QWidget):
         self.layer_info.setEnabled(detailed)
         if not detailed:
             self.layer_info.setToolTip("needs detailed engine metadata")
+        self.open_graph.setEnabled(self.graph_available and detailed)
+        self.open_graph.setToolTip(
+            self.graph_reason if detailed or not self.graph_available
+            else "needs detailed engine metadata (the layer JSON)"
+        )  # fmt: skip
+        self._layer_info_hint()
         if self.profile_mode:
             prebuilt = self.use_engine.isChecked()
             self.prebuilt.setEnabled(prebuilt)
@@ -338,7 +476,7 @@ class TrtForm(QWidget):
                 self.tabs.setTabEnabled(tab, not prebuilt)
             if not self.lock_clocks.isEnabled():
                 self.lock_clocks.setToolTip(self.clocks_reason)
-        if self.version is not None:
+        if self.effective_version() is not None:
             self._apply_version()
 
     # --- version awareness -----------------------------------------------------------------
@@ -363,16 +501,50 @@ class TrtForm(QWidget):
     def set_version(self, version: Any) -> None:
         """The target's TensorRT version (a TrtVersion): disable what it lacks, with why."""
         self.version = version
+        self.missing_reason = None
+        self._show_preview(False)
         self.version_note.setText(
             f"TensorRT {version} on the target: options it lacks are disabled (hover for why)."
         )
         self._apply_version()
 
+    def set_missing(self, reason: str) -> None:
+        """A Check found no TensorRT (``reason``, the probe's why): say so, and offer the
+        version whose command line Show Command previews instead (its options apply)."""
+        self.version = None
+        self.missing_reason = reason
+        self._show_preview(True)
+        # One line, the advice left to the dependency panel below (and the tooltip here).
+        what = reason.split(": ", 1)[0]
+        self.version_note.setText(f"No TensorRT on this target: {what}. Show Command previews:")
+        self.version_note.setToolTip(f"No TensorRT on this target: {reason}")
+        self._apply_version()
+
+    def clear_version(self) -> None:
+        """Nothing is known about the (new) target's TensorRT yet."""
+        self.version = None
+        self.missing_reason = None
+        self._show_preview(False)
+        self.version_note.setText(NOT_CHECKED)
+
+    def chosen_preview(self) -> TrtVersion:
+        """The version a preview is made for where the target has none."""
+        version = self.preview_version.currentData()
+        assert isinstance(version, TrtVersion)
+        return version
+
+    def effective_version(self) -> Any:
+        """The version the options are made for: the target's, else (no TensorRT found
+        there) the preview's, else None (not checked)."""
+        if self.version is not None:
+            return self.version
+        return self.chosen_preview() if self.missing_reason is not None else None
+
     def _refusal(self, options: TrtBuildOptions) -> str | None:
         from designer.activities.trt.command import trtexec_argv
 
         try:
-            trtexec_argv(options, self.version)
+            trtexec_argv(options, self.effective_version())
         except TrtOptionError as exc:
             return str(exc)
         return None
@@ -392,6 +564,12 @@ class TrtForm(QWidget):
                 widget.setChecked(widget is self.native_norm or widget is self.tf32)
         # Precision flags refused (TensorRT 11): offer the conversion that works there.
         self.convert_button.setVisible(not self.fp16.isEnabled())
+        self.precision_note.setText(
+            "Layer precisions stored in the model are honoured with Obey/Prefer only."
+            if self.fp16.isEnabled()
+            else "This TensorRT has no layer precisions: ignore any stored in the model, or"
+            " convert the model."
+        )
         for i in range(self.typing.count()):
             key = self.typing.itemData(i)
             reason = self._refusal(dataclasses.replace(base, typing=key))
@@ -417,6 +595,11 @@ class TrtForm(QWidget):
 
     def build_options(self) -> TrtBuildOptions:
         """The build options (host paths); DesignerError naming the field when wrong."""
+        return self._build_options(self.ignore_precisions.isChecked())
+
+    def _build_options(self, ignore_precisions: bool) -> TrtBuildOptions:
+        """:meth:`build_options`, the stored layer precisions left out when
+        ``ignore_precisions`` (a prebuilt engine has its own, as ``profile trt --use-engine``)."""
         model = self.model_path()
         if model is None:
             raise DesignerError("choose the ONNX model")
@@ -427,9 +610,14 @@ class TrtForm(QWidget):
             for name, box in self.tactic_boxes.items()
             if box.checkState() != Qt.CheckState.PartiallyChecked
         }
+        engine = _text(self.engine) or str(default_engine_path(model))
+        layer_info = _text(self.layer_info) if self.layer_info.isEnabled() else None
+        graph_json = self._graph_layer_info()
+        if layer_info is None and graph_json is not None:
+            layer_info = str(graph_json)  # the graph to open needs the layer JSON
         options = TrtBuildOptions(
             model=str(model),
-            engine=_text(self.engine) or str(default_engine_path(model)),
+            engine=engine,
             typing=self.typing.currentData(),
             tf32=self.tf32.isChecked(),
             fp16=self.fp16.isChecked(),
@@ -447,21 +635,42 @@ class TrtForm(QWidget):
             calibration_cache=_text(self.calib) if self.calib.isEnabled() else None,
             weights=self.weights.currentData(),
             profiling_verbosity=self.verbosity.currentData(),
-            layer_info=_text(self.layer_info) if self.layer_info.isEnabled() else None,
+            layer_info=layer_info,
             device=self.device.value(),
             plugins=_paths(self.plugins.text()),
             dynamic_plugins=_paths(self.dynamic_plugins.text()),
+            verbose=self.trt_verbose.isChecked(),
         )
         options.validate()
         from designer.activities.trt.model_settings import with_model_settings
         from designer.core.io import read_model
 
-        return with_model_settings(
-            options, read_model(model), free_dims_as_one=self.free_dims.isChecked()
+        try:
+            merged = with_model_settings(
+                options,
+                read_model(model),
+                free_dims_as_one=self.free_dims.isChecked(),
+                ignore_stored_precisions=ignore_precisions,
+            )
+        except TrtOptionError as exc:
+            raise TrtOptionError(window_wording(str(exc))) from None
+        self._check_precisions(merged)
+        return merged
+
+    def _check_precisions(self, options: TrtBuildOptions) -> None:
+        """Refuse layer precisions the chosen TensorRT cannot use, naming this form's way
+        out (the Ignore box, the typing mode, the canvas menu) rather than CLI flags."""
+        from designer.ui.canvas.precision_menu import TITLE
+
+        problem = options.precision_problem(
+            self.effective_version(),
+            ignore=f"tick “{IGNORE_LABEL}” (Precision & Tactics)",
+            clear=f"clear them (right-click the nodes > {TITLE})",
         )
+        if problem:
+            raise TrtOptionError(problem)
 
     def profile_options(self) -> TrtProfileOptions:
-        build = self.build_options()
         prebuilt = None
         if self.use_engine.isChecked():
             prebuilt = self.prebuilt.text().strip()
@@ -469,6 +678,7 @@ class TrtForm(QWidget):
                 raise DesignerError("choose the prebuilt engine (or build one)")
             if not Path(prebuilt).expanduser().is_file():
                 raise DesignerError(f"the engine {prebuilt} does not exist")
+        build = self._build_options(prebuilt is not None or self.ignore_precisions.isChecked())
         options = TrtProfileOptions(
             build=dataclasses.replace(
                 build, engine=build.engine if prebuilt is None else None, layer_info=None
@@ -480,6 +690,8 @@ class TrtForm(QWidget):
             warmup_ms=_optional(self.warmup),
             avg_runs=_optional(self.avg_runs),
             hide_non_compute=self.hide_non_compute.isChecked(),
+            spin_wait=self.spin_wait.isChecked(),
+            cuda_graph=self.cuda_graph.isChecked(),
             separate_profile_run=self.separate.isChecked(),
             lock_clocks=self.lock_clocks.isChecked(),
             export_profile=self.profile_out.text().strip() or None,
