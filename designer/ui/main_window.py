@@ -284,7 +284,12 @@ class MainWindow(QMainWindow):
         files, _ = QFileDialog.getOpenFileNames(self, "Open Model", "", OPEN_FILTER)
         self.open_files([Path(f) for f in files])
 
-    def save(self, tab: DocumentTab | None = None, save_as: bool = False) -> bool:
+    def save(
+        self, tab: DocumentTab | None = None, save_as: bool = False, closing: bool = False
+    ) -> bool:
+        """Save ``tab``'s model (asking for a name when it has none or ``save_as``); False
+        when nothing was saved, or, ``closing``, when the layout file could not be written
+        (the tab then stays open, and the user is told)."""
         tab = tab or self.tab()
         if tab is None:
             return False
@@ -310,12 +315,24 @@ class MainWindow(QMainWindow):
                 )
                 return False
             path = chosen
+        tab.banner.setVisible(False)  # what it said was about the document before this save
+        layout_problems: list[str] = []
+        tab.session.warning.connect(layout_problems.append)
         try:
             tab.session.save(path)
         except DesignerError as exc:
             self.show_error("Cannot save model", str(exc))
             return False
+        finally:
+            tab.session.warning.disconnect(layout_problems.append)
         recovery.remove_recovery(tab.recovery_id)
+        if layout_problems and closing:  # the tab must not take the arrangement with it
+            self.show_error(
+                "Layout not saved",
+                f"{layout_problems[-1]}.\n\nThe tab stays open: save it elsewhere (File > Save "
+                "As) to keep the arrangement, or close it again to drop it.",
+            )
+            return False
         self.settings.add_recent(path.resolve())
         self._refresh_recent()
         self.statusBar().showMessage(f"Saved {path}", 5000)
@@ -354,7 +371,7 @@ class MainWindow(QMainWindow):
         i = self.tabs.indexOf(tab)
         if tab.scope_id == MAIN_SCOPE and tab.session.modified:
             answer = self.ask_save_changes(tab)
-            if answer == "cancel" or (answer == "save" and not self.save(tab)):
+            if answer == "cancel" or (answer == "save" and not self.save(tab, closing=True)):
                 return False
         recovery.remove_recovery(tab.recovery_id)
         self.tabs.removeTab(i)

@@ -28,6 +28,19 @@ from designer.ui.history import History
 CHECK_DELAY_MS = 150
 
 
+def layout_not_saved(model: Path, exc: OSError) -> str:
+    """What to tell when the model was saved and its layout file was not: the layout
+    file's own name (not the temporary one the error may name) and what to do."""
+    from designer.core.io.companion import companion_path
+
+    layout = companion_path(model)
+    if isinstance(exc, IsADirectoryError) or layout.is_dir():
+        why = "a folder of that name is in the way; rename or remove it, then save again"
+    else:
+        why = f"{exc.strerror or exc}; free some space, fix the folder's permissions or Save As"
+    return f"the model was saved, but its layout file {layout.name} was not: {why}"
+
+
 class _CheckSignals(QObject):
     done = Signal(int, object)  # generation, CheckResult
 
@@ -149,7 +162,7 @@ class DocumentSession(QObject):
         try:
             save_positions(self.doc, self.doc.path)
         except OSError as exc:
-            self.warning.emit(f"the model was saved, but its layout file was not: {exc}")
+            self.warning.emit(layout_not_saved(self.doc.path, exc))
         self.titleChanged.emit(self.title)  # the name may have changed too
 
     # --- state ---------------------------------------------------------------------------
