@@ -254,6 +254,8 @@ def write_model(
         raise ModelSaveError(f"{path}: is a folder; choose a file name")
     if path.exists() and not path.is_file():  # renaming over it would replace a device node
         raise ModelSaveError(f"{path}: not a regular file (a device, pipe or socket)")
+    if path.exists() and path.suffix.lower() != ".onnx":
+        _refuse_data_of_another_model(path)
     report = SaveReport(path)
     tx = _Transaction(path)
     try:
@@ -355,6 +357,25 @@ def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((offset, length))
     return merged
+
+
+def _refuse_data_of_another_model(path: Path) -> None:
+    """ModelSaveError when the existing file ``path`` is an external data file of another
+    ``*.onnx`` model in its folder: saving there gave that model garbage weights, and its
+    check still passed. Exact (the other models' locations are read, up to PARSE_LIMIT each);
+    only run for a target that exists and is not itself named ``.onnx``."""
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        others = [e for e in os.scandir(folder) if e.name.endswith(".onnx") and e.is_file()]
+    except OSError:
+        return
+    for entry in others:
+        locations = model_locations(Path(entry.path))
+        if locations and normalize(path.name) in locations:
+            raise ModelSaveError(
+                f"{path}: this is the external data file of the model {entry.name} in the "
+                "same folder; saving there would destroy its weights, choose another file name"
+            )
 
 
 def _obsolete(
