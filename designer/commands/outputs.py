@@ -26,7 +26,8 @@ def check_output(target: Path, *inputs: Path) -> None:
         raise DesignerError(f"{target}: is a folder; choose a file name")
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
-        raise DesignerError(f"{target}: the folder {folder} does not exist")
+        what = "is a file, not a folder" if folder.exists() else "does not exist"
+        raise DesignerError(f"{target}: {folder} {what}; choose another folder")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise DesignerError(f"{target}: cannot write into {folder} (read-only or no permission)")
 

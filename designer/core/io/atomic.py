@@ -119,9 +119,18 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def link_target(path: Path) -> Path:
+    """``path``, or the file its symbolic link(s) lead to (the folder of which is where the
+    temporary file and the rename happen, so the link itself is never replaced)."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write ``data`` to ``path`` through a flushed temporary file and one rename; on
-    failure ``path`` is as it was and no temporary file stays."""
+    failure ``path`` is as it was and no temporary file stays. A symbolic link is written
+    through (its target gets the data, the link stays), as a model opened through one is
+    saved to its target."""
+    path = link_target(path)
     fd, tmp = create_temp(path)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -44,6 +44,7 @@ from designer.core.io.atomic import (
     clean_stale,
     create_temp,
     fsync_dir,
+    link_target,
     release,
     temp_path,
     write_journal,
@@ -246,10 +247,11 @@ def write_model(
     is refused (DataFileChanged) before anything is written. Without them (or with
     ``references_only``) nothing is checked.
     """
-    path = Path(path)
+    path = link_target(Path(path))  # a link is saved through, as a model opened through one
     dst_dir = path.parent if str(path.parent) else Path(".")
     if not dst_dir.is_dir():
-        raise ModelSaveError(f"{path}: the folder {dst_dir} does not exist")
+        what = "is a file, not a folder" if dst_dir.exists() else "does not exist"
+        raise ModelSaveError(f"{path}: {dst_dir} {what}; choose another folder")
     if path.is_dir():
         raise ModelSaveError(f"{path}: is a folder; choose a file name")
     if path.exists() and not path.is_file():  # renaming over it would replace a device node
