@@ -247,3 +247,42 @@ def test_long_stale_temporary_files_are_cleaned_by_the_next_save(tmp_path: Path,
     write_model(_model(_version(5)), model, None)
     names = {p.name for p in tmp_path.iterdir()}
     assert names == {model.name, recent.name}
+
+
+_FULL_PLAIN = """
+import resource, signal, sys
+from pathlib import Path
+import onnx
+from designer.core.errors import ModelSaveError
+from designer.core.io.save import write_model
+model = onnx.load(sys.argv[1])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+try:
+    write_model(model, Path(sys.argv[2]), None)
+except ModelSaveError as exc:
+    print(exc)
+    sys.exit(7)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+def test_a_plain_write_that_runs_out_of_room_says_what_to_do(tmp_path: Path) -> None:
+    """The same for a model written in one piece: the folder, why, and what to do (it said
+    only "cannot write (File too large)")."""
+    source = tmp_path / "src.onnx"
+    onnx.save(_model(_version(2, 1 << 16)), source)  # inline weights: 256 KiB in the file
+    folder = tmp_path / "out"
+    folder.mkdir()
+    result = subprocess.run(
+        [sys.executable, "-c", _FULL_PLAIN, str(source), str(folder / "o.onnx")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert result.returncode == 7, result.stderr
+    message = result.stdout.strip()
+    assert message.startswith(f"{folder / 'o.onnx'}: cannot write {folder} (File too large)")
+    assert message.endswith("choose another folder") and ".tmp" not in message
+    assert list(folder.iterdir()) == []

@@ -68,7 +68,7 @@ from designer.core.io.save_plan import (
     normalize,
     plan_copies,
 )
-from designer.core.io.stream import DataSink
+from designer.core.io.stream import DataSink, write_error
 
 #: A model whose serialized size would pass this is saved with its weights as external data
 #: (protobuf cannot write messages of 2 GiB or more; the margin leaves room for the graph).
@@ -313,7 +313,7 @@ def write_model(
         raise ModelSaveError(f"{path}: permission denied writing {where}") from None
     except OSError as exc:
         tx.discard()
-        raise ModelSaveError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise write_error(path, dst_dir, exc) from None
     except BaseException:  # Ctrl-C, a cancelled worker: leave no temporary files behind
         tx.discard()
         raise

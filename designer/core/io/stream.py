@@ -98,7 +98,7 @@ class DataSink:
             fd, _ = create_temp(self.final, path=self.temp)
         except OSError as exc:  # write_journal removes its own file when it fails
             self._drop_journal()
-            raise _write_error(self.path, folder, exc) from None
+            raise write_error(self.path, folder, exc) from None
         except BaseException:
             self._drop_journal()
             raise
@@ -138,7 +138,7 @@ class DataSink:
                     self._file.seek(offset + start)
                     self._file.write(chunk)
         except OSError as exc:  # a full disk, a quota: the caller's with block removes it
-            raise _write_error(self.path, self.final.parent, exc) from None
+            raise write_error(self.path, self.final.parent, exc) from None
         self.size = offset + length
         del tensor.external_data[:]
         tensor.data_location = onnx.TensorProto.EXTERNAL
@@ -170,7 +170,7 @@ class DataSink:
                 os.fsync(self._file.fileno())
                 self._file.close()
             except OSError as exc:  # not taken over: the save's clean-up removes the file
-                raise _write_error(self.path, self.final.parent, exc) from None
+                raise write_error(self.path, self.final.parent, exc) from None
         self.taken_over = True
         return self.temp, self.final
 
@@ -214,7 +214,7 @@ class DataSink:
             self.finished()
 
 
-def _write_error(path: Path, folder: Path, exc: OSError) -> ModelSaveError:
+def write_error(path: Path, folder: Path, exc: OSError) -> ModelSaveError:
     """The save to ``path`` cannot write into ``folder``: what went wrong there and what to
     do, as :func:`~designer.core.io.write_model` says it (never a temporary file's name)."""
     if isinstance(exc, PermissionError):
