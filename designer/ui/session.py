@@ -21,7 +21,7 @@ from designer.core.edits import Edit
 from designer.core.errors import DesignerError
 from designer.core.gcpause import gc_paused, thaw
 from designer.core.io import open_document, save_document
-from designer.core.io.companion import LayoutFileError, load_positions, save_positions
+from designer.core.io.companion import LayoutFileError, load_positions_noted, save_positions
 from designer.core.scope import ScopeId
 from designer.ui.history import History
 
@@ -148,7 +148,9 @@ class DocumentSession(QObject):
         session = cls(doc, parent)
         assert doc.path is not None
         try:
-            session.layout_restored = load_positions(doc, doc.path) > 0
+            restored, note = load_positions_noted(doc, doc.path)
+            session.layout_restored = restored > 0
+            session.layout_warning = note
         except LayoutFileError as exc:
             doc.clear_positions()
             session.layout_warning = f"{exc}; the nodes were arranged anew"

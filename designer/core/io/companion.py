@@ -135,14 +135,30 @@ def load_positions(doc: Document, model_path: Path) -> int:
     Returns how many nodes got a position; 0 when there is no companion file. Raises
     LayoutFileError when the file exists but is unreadable or malformed.
     """
+    return load_positions_noted(doc, model_path)[0]
+
+
+def load_positions_noted(doc: Document, model_path: Path) -> tuple[int, str | None]:
+    """:func:`load_positions`, and a note for the user when the file was written by a newer
+    designer (what this one knows is read; saving rewrites the file as :data:`VERSION`,
+    without the rest), else None."""
     path = companion_path(model_path)
     if not path.exists():
-        return 0
+        return 0, None
     try:
         data = _parse(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise LayoutFileError(f"{path}: layout file ignored ({exc})") from None
-    return apply_layout(doc, data, path)
+    restored = apply_layout(doc, data, path)
+    version = data.get("version") if isinstance(data, dict) else None
+    note = None
+    if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
+        note = (
+            f"{path.name} was written by a newer ONNX Designer (layout version {version}): "
+            f"what this version knows of it was read, and saving rewrites it as version "
+            f"{VERSION} without the rest"
+        )
+    return restored, note
 
 
 def apply_layout(doc: Document, data: object, where: Path) -> int:
