@@ -91,3 +91,22 @@ def test_a_wrong_image_suffix_is_a_usage_error(
     assert code == 2
     assert "the image format comes from the file name" in err
     assert not (tmp_path / name).exists()
+
+
+def test_a_scale_too_small_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    model, _ = external_model(tmp_path, "m.data")
+    code, _, err = cli(capsys, "export-image", model, tmp_path / "s.png", "--scale", "1e-9")
+    assert code == 2 and "too small" in err and not (tmp_path / "s.png").exists()
+
+
+def test_a_transparent_jpeg_is_refused_before_the_layout(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    model, _ = external_model(tmp_path, "m.data")
+    out = tmp_path / "t.jpg"
+    code, _, err = cli(capsys, "export-image", model, out, "--background", "transparent")
+    assert code == 1 and "JPEG image has no transparency" in err and not out.exists()
+    code, _, err = cli(capsys, "export-image", model, out, "--background", "white")
+    assert code == 0, err

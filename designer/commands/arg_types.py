@@ -50,3 +50,18 @@ def image_file(*suffixes: str) -> Callable[[str], Path]:
         return path
 
     return parse
+
+
+#: The smallest ``--scale`` of an image: below it a whole graph fits in a few pixels.
+MIN_IMAGE_SCALE = 0.01
+
+
+def image_scale(text: str) -> float:
+    """``--scale`` of an image export: a number of at least :data:`MIN_IMAGE_SCALE` (1e-9
+    wrote a 1×1 image without a word)."""
+    value = positive_number(text)
+    if value < MIN_IMAGE_SCALE:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is too small: the image would be a few pixels; use {MIN_IMAGE_SCALE} or more"
+        )
+    return value

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from designer.commands.arg_types import collapse_depth, image_file, positive_number
+from designer.commands.arg_types import collapse_depth, image_file, image_scale
 
 DEFAULT_GRID_COLOUR = "#e2e5ea"
 
@@ -90,7 +90,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     parser.add_argument(
         "--scale",
-        type=positive_number,
+        type=image_scale,
         default=1.0,
         metavar="S",
         help="pixels per canvas unit, above 0 (default 1.0)",

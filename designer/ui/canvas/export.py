@@ -42,10 +42,17 @@ class ExportOptions:
 
 
 def format_for(path: Path, options: ExportOptions) -> str:
+    """The format to write ``path`` in (``options.format``, else its suffix); DesignerError
+    for an unknown one, and for a transparent background in a JPEG."""
     fmt = (options.format or FORMATS.get(path.suffix.lower(), "")).lower().replace("jpeg", "jpg")
     if fmt not in ("png", "jpg", "svg"):
         raise DesignerError(
             f"cannot tell the image format of '{path.name}': use a .png, .jpg or .svg file name"
+        )
+    if fmt == "jpg" and QColor(options.background).alpha() < 255:
+        raise DesignerError(
+            "a JPEG image has no transparency (the background would come out black): "
+            "choose an opaque background, or write a .png"
         )
     return fmt
 
