@@ -7,7 +7,7 @@ Profiles and layer precisions come from the model's stored settings
 
 The helpers here are shared with ``profile trt``: :func:`add_build_arguments`,
 :func:`add_target_arguments`, :func:`build_options_from_args`, :func:`open_target`,
-:func:`resolve_detection`.
+:func:`resolve_detection`, :func:`check_layer_precisions`.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __all__ = [
     "add_verbs",
     "build_options_from_args",
     "build_options_from_model",
+    "check_layer_precisions",
     "open_target",
     "preview_version",
     "resolve_detection",
@@ -186,9 +187,16 @@ def build_options_from_args(args: argparse.Namespace, model: Path) -> Any:
     return build_options_from_model(args, model, read_model(model))
 
 
-def build_options_from_model(args: argparse.Namespace, model: Path, proto: Any) -> Any:
+def build_options_from_model(
+    args: argparse.Namespace, model: Path, proto: Any, *, defer_precision_check: bool = False
+) -> Any:
     """:func:`build_options_from_args` for a model already read (``proto``, the ModelProto
-    of ``model``), for a caller that needs the proto too."""
+    of ``model``), for a caller that needs the proto too.
+
+    The layer precisions are checked (:func:`check_layer_precisions`) for ``--trt-version``
+    when given; otherwise for an unknown version, unless ``defer_precision_check``: the
+    caller then checks them once it has detected the target's version (TensorRT 11 has no
+    layer precisions, so the way out depends on it)."""
     from designer.activities.trt.model_settings import with_model_settings
     from designer.activities.trt.options import TrtBuildOptions
 
@@ -236,13 +244,22 @@ def build_options_from_model(args: argparse.Namespace, model: Path, proto: Any) 
             text = text.replace("(trt set-profile)", "(trt set-profile, or --shape)")
             text += " (--free-dims-as-one)"
         raise DesignerError(text) from None
-    count = len(set(options.layer_precisions) | set(options.layer_output_types))
-    if count and options.typing not in ("obey", "prefer"):
-        raise DesignerError(
-            f"{count} node(s) have layer precisions, honoured only with --typing obey or"
-            f" prefer (it is {options.typing}): choose one, or --ignore-layer-precisions"
-        )
+    version = preview_version(args)
+    if version is not None or not defer_precision_check:
+        check_layer_precisions(options, version)
     return options
+
+
+def check_layer_precisions(options: Any, version: Any) -> None:
+    """Refuse (DesignerError, one line) layer precisions or output types ``options`` carry
+    that TensorRT ``version`` (a TrtVersion; None when unknown) cannot use, naming the
+    command line's ways out: on 11.x (none at all) --ignore-layer-precisions, not a typing
+    mode 11.x refuses; on 10.x obey/prefer, the flag, or clearing them."""
+    problem = options.precision_problem(
+        version, ignore="--ignore-layer-precisions", clear="--precision NODE=none"
+    )
+    if problem:
+        raise DesignerError(problem)
 
 
 def preview_version(args: argparse.Namespace) -> Any:
@@ -298,6 +315,7 @@ def _print_command(args: argparse.Namespace, options: Any) -> int:
             version, method = det.version, det.method
             if version is None:
                 raise DesignerError(f"{target.name}: {det.reason or 'no TensorRT version'}")
+            check_layer_precisions(options, version)  # deferred by _build until now
             argv = _target_argv(target, options, det, deploy_dir)
             print(f"# {det.summary}", file=sys.stderr)
         finally:
@@ -340,7 +358,8 @@ def _build(args: argparse.Namespace) -> int:
     if args.trt_version and not args.print_command:
         raise DesignerError("--trt-version only previews (with --print-command): drop one")
     proto = read_model(args.model)
-    options = build_options_from_model(args, args.model, proto)
+    # Without --trt-version the precisions are checked once the target's version is known.
+    options = build_options_from_model(args, args.model, proto, defer_precision_check=True)
     _refuse_model_as_output(options, proto)
     del proto  # the options hold what the build needs; the proto may be large
     if args.print_command:
@@ -356,6 +375,7 @@ def _build(args: argparse.Namespace) -> int:
     log = VerboseLog() if args.verbose else None
     try:
         detection = resolve_detection(args, target, deploy_dir)
+        check_layer_precisions(options, detection.version)
         result = _run_cancellable(
             lambda token: run_trt_build(
                 target,

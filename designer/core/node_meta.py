@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from designer.core.scope import Scope
 from designer.core.scope_path import NAME_SCOPES_KEY, known_path, name_scopes_path
-from designer.core.trt.settings import PRECISION_KEY, PRECISIONS
+from designer.core.trt.settings import PRECISION_KEY, known_precision
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,9 @@ class NodeMetadata:
     #: (its path then comes from its name).
     paths: list[tuple[str, ...] | None]
     #: Node key → its TensorRT precision, for nodes whose precision entry holds one of
-    #: :data:`designer.core.trt.settings.PRECISIONS` (what ``node_precision`` gives).
+    #: :data:`designer.core.trt.settings.PRECISIONS` read as the build reads it
+    #: (:func:`designer.core.trt.settings.known_precision`: ``" FP16"`` → ``"fp16"``), so a
+    #: node the build gives a precision shows its badge.
     precisions: dict[int, str]
 
     def precision(self, key: int) -> str:
@@ -45,7 +47,7 @@ def read_node_metadata(scope: Scope) -> NodeMetadata:
     paths: list[tuple[str, ...] | None] = []
     precisions: dict[int, str] = {}
     append = paths.append
-    scopes_key, precision_key, known = NAME_SCOPES_KEY, PRECISION_KEY, frozenset(PRECISIONS)
+    scopes_key, precision_key = NAME_SCOPES_KEY, PRECISION_KEY
     for key, node in zip(scope.keys, scope.proto.node, strict=True):
         meta = node.metadata_props
         if not meta:
@@ -67,6 +69,8 @@ def read_node_metadata(scope: Scope) -> NodeMetadata:
             elif name == precision_key and precision is None:
                 precision = entry.value
         append(path)
-        if precision is not None and precision in known:
-            precisions[key] = precision
+        if precision is not None:  # rare: only the nodes given a precision pay for this
+            known = known_precision(precision)
+            if known is not None:
+                precisions[key] = known
     return NodeMetadata(paths, precisions)

@@ -186,8 +186,14 @@ class TrtDialog(ActivityDialog):
         self.append_log(f"$ {line}")
         self.show_status(
             f"No TensorRT on this target: {reason}. The line for TensorRT {version} is"
-            " printed in the log (a preview: Build needs TensorRT there)."
+            f" printed in the log (a preview: Build needs TensorRT there).{self._shapes_note()}"
         )
+
+    def _shapes_note(self, form: str = " Note: {}.") -> str:
+        """``form`` filled with what trtexec runs the prebuilt engine's dynamic inputs
+        without a shape with (where ``profile trt --use-engine`` prints its note), else ""."""
+        note = self.trt_form.shapes_note if self.profile_mode else None
+        return form.format(note) if note else ""
 
     def preview_work(
         self, conn: Connection | None, password: str | None, options: Any, found: Any
@@ -267,7 +273,7 @@ class TrtDialog(ActivityDialog):
         self.append_log(f"$ {line}")
         passes = self.trt_form.passes.value() if self.profile_mode else 1
         more = f" (the first of {passes} measurement passes)" if passes > 1 else ""
-        self.show_status(f"Command line printed in the log{more}.")
+        self.show_status(f"Command line printed in the log{more}.{self._shapes_note()}")
 
     def _command_failed(self, text: str) -> None:
         self._ended()
@@ -277,7 +283,8 @@ class TrtDialog(ActivityDialog):
     def describe_run(self, options: Any, where: str) -> str:
         what = "profiling" if self.profile_mode else "building an engine from"
         model = getattr(options, "build", options).model
-        return f"{what} {model} on {where}"
+        note = self._shapes_note("\n# note: {}")  # a line of its own in the log
+        return f"{what} {model} on {where}{note}"
 
     def run_work(  # type: ignore[override]
         self, conn: Connection | None, password: str | None, options: Any, token: CancelToken

@@ -96,6 +96,17 @@ def window_wording(message: str) -> str:
     )
 
 
+def window_shapes_note(note: str) -> str:
+    """:func:`~designer.activities.trt.model_settings.prebuilt_engine_shapes_note` for the
+    window, which has no field for the shapes to run a prebuilt engine with: it says what
+    trtexec will use, and where other shapes can be given (the CLI's ``--shape``)."""
+    return note.replace(
+        "; give their shapes to run others",
+        "; this window has no field for the shapes to run, so trtexec uses those 1s"
+        " (profile trt --use-engine ENGINE --shape NAME:DIMS runs others)",
+    )
+
+
 def _path_row(edit: QLineEdit, pick: Callable[[], None]) -> QHBoxLayout:
     browse = QPushButton("Browse…")
     browse.clicked.connect(pick)
@@ -173,6 +184,9 @@ class TrtForm(QWidget):
         if profile:
             self.tabs.addTab(self._profiler(), "Profiler")
         self.missing_reason: str | None = None  # the last Check found no TensorRT: why
+        # What trtexec runs a prebuilt engine's unshaped dynamic inputs with (set by
+        # profile_options; None when every dynamic input has a shape or no engine is loaded).
+        self.shapes_note: str | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
@@ -597,9 +611,14 @@ class TrtForm(QWidget):
         """The build options (host paths); DesignerError naming the field when wrong."""
         return self._build_options(self.ignore_precisions.isChecked())
 
-    def _build_options(self, ignore_precisions: bool) -> TrtBuildOptions:
+    def _build_options(
+        self, ignore_precisions: bool, prebuilt_engine: bool = False
+    ) -> TrtBuildOptions:
         """:meth:`build_options`, the stored layer precisions left out when
-        ``ignore_precisions`` (a prebuilt engine has its own, as ``profile trt --use-engine``)."""
+        ``ignore_precisions``. ``prebuilt_engine``: for profiling an engine built before
+        (as ``profile trt --use-engine``), which holds its own profiles and precisions, so
+        nothing stored is used or required and only the shapes the user gave (the free-dims
+        box's 1s) are sent; :attr:`shapes_note` then says what trtexec uses for the rest."""
         model = self.model_path()
         if model is None:
             raise DesignerError("choose the ONNX model")
@@ -645,17 +664,29 @@ class TrtForm(QWidget):
         from designer.activities.trt.model_settings import with_model_settings
         from designer.core.io import read_model
 
+        proto = read_model(model)
         try:
             merged = with_model_settings(
                 options,
-                read_model(model),
+                proto,
                 free_dims_as_one=self.free_dims.isChecked(),
                 ignore_stored_precisions=ignore_precisions,
+                prebuilt_engine=prebuilt_engine,
             )
         except TrtOptionError as exc:
             raise TrtOptionError(window_wording(str(exc))) from None
         self._check_precisions(merged)
+        self.shapes_note = self._engine_shapes_note(proto, merged) if prebuilt_engine else None
         return merged
+
+    @staticmethod
+    def _engine_shapes_note(proto: Any, options: TrtBuildOptions) -> str | None:
+        """The window's wording of what trtexec runs a prebuilt engine's dynamic inputs
+        without a shape with (where ``profile trt --use-engine`` prints its note)."""
+        from designer.activities.trt.model_settings import prebuilt_engine_shapes_note
+
+        note = prebuilt_engine_shapes_note(proto, options.profiles[0] if options.profiles else {})
+        return window_shapes_note(note) if note is not None else None
 
     def _check_precisions(self, options: TrtBuildOptions) -> None:
         """Refuse layer precisions the chosen TensorRT cannot use, naming this form's way
@@ -678,7 +709,11 @@ class TrtForm(QWidget):
                 raise DesignerError("choose the prebuilt engine (or build one)")
             if not Path(prebuilt).expanduser().is_file():
                 raise DesignerError(f"the engine {prebuilt} does not exist")
-        build = self._build_options(prebuilt is not None or self.ignore_precisions.isChecked())
+        self.shapes_note = None
+        build = self._build_options(
+            prebuilt is not None or self.ignore_precisions.isChecked(),
+            prebuilt_engine=prebuilt is not None,
+        )
         options = TrtProfileOptions(
             build=dataclasses.replace(
                 build, engine=build.engine if prebuilt is None else None, layer_info=None
