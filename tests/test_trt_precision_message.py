@@ -117,3 +117,23 @@ def test_a_run_on_11_1_is_refused_before_trtexec_runs(
     )
     assert code == 1 and not engine.exists() and "log:" not in err
     _assert_no_layer_precisions(err)
+
+
+@pytest.mark.parametrize("version", ["10.16", "11.1"])
+def test_profile_trt_waits_for_the_detected_version_too(
+    capsys: pytest.CaptureFixture[str], sq1: Path, tmp_path: Path, version: str
+) -> None:
+    """`profile trt` builds the model first: its precision message follows the detected
+    TensorRT as `trt build`'s does (it gave the 10.x wording on an 11.x target)."""
+    from designer.activities.targets import LocalTarget
+
+    wrapper = write_wrapper(
+        LocalTarget(), str(tmp_path / "trt" / "trtexec"), str(SCRIPT), str(fixtures_root()), version
+    )
+    check = _assert_obey_message if version == "10.16" else _assert_no_layer_precisions
+    base: list[str | Path] = ["profile", "trt", sq1, "--free-dims-as-one", "--trtexec", wrapper]
+    code, _, err = cli(capsys, *base, "--print-command")
+    assert code == 1
+    check(err)
+    code, _, err = cli(capsys, *base, "--print-command", "--ignore-layer-precisions")
+    assert code == 0, err

@@ -114,12 +114,14 @@ def _engine_build_options(args: argparse.Namespace) -> Any:
 
 def _profile_options(args: argparse.Namespace) -> Any:
     from designer.activities.trt.options import TrtProfileOptions
-    from designer.commands.trt_build_verbs import build_options_from_args
+    from designer.commands.trt_build_verbs import build_options_from_model
+    from designer.core.io import read_model
 
     if args.use_engine is not None:
         build = _engine_build_options(args)
-    else:
-        build = build_options_from_args(args, args.model)
+    else:  # the layer precisions are checked once the TensorRT version is known
+        proto = read_model(args.model)
+        build = build_options_from_model(args, args.model, proto, defer_precision_check=True)
     layer_json = build.layer_info
     build.layer_info = None
     if args.use_engine is not None or not args.save_engine:
@@ -147,7 +149,12 @@ def _profile_options(args: argparse.Namespace) -> Any:
 def _print_command(args: argparse.Namespace, options: Any) -> int:
     from designer.activities.trt.command import format_command, trtexec_profile_argv
     from designer.activities.trt.run import preview_trt_profile
-    from designer.commands.trt_build_verbs import open_target, preview_version, resolve_detection
+    from designer.commands.trt_build_verbs import (
+        check_layer_precisions,
+        open_target,
+        preview_version,
+        resolve_detection,
+    )
 
     version = preview_version(args)
     if version is not None:
@@ -156,6 +163,8 @@ def _print_command(args: argparse.Namespace, options: Any) -> int:
         target, deploy_dir = open_target(args)
         try:
             det = resolve_detection(args, target, deploy_dir)
+            if options.use_engine is None:  # deferred by _profile_options until now
+                check_layer_precisions(options.build, det.version)
             argv = preview_trt_profile(target, options, det, deploy_dir=deploy_dir)
             print(f"# {det.summary}", file=sys.stderr)
         finally:

@@ -93,7 +93,7 @@ def _shape_spec(profile: dict[str, list[int]]) -> str:
 
 
 def _build_args(build: TrtBuildOptions, version: TrtVersion) -> list[str]:
-    build.validate()
+    build.validate(version)
     _refuse_weak_typing(build, version)
     args = [f"--onnx={build.model}"]
     if build.engine:
@@ -206,7 +206,7 @@ def trtexec_profile_argv(
     ``prebuilt_engine=True``): the model's stored profile may not be the one the engine was
     built with, and without ``--shapes`` trtexec picks the shapes itself (every free dim 1;
     see :func:`~designer.activities.trt.model_settings.prebuilt_engine_shapes_note`)."""
-    prof.validate()
+    prof.validate(version)
     if prof.use_engine:
         args = [f"--loadEngine={prof.use_engine}"]
         build = prof.build

@@ -88,7 +88,7 @@ RUNNER_API_UNCHECKED: dict[str, list[str]] = {
 
 def python_builder_settings(build: TrtBuildOptions, version: TrtVersion) -> dict[str, Any]:
     """What the Python builder would set for ``build`` on ``version`` (JSON-able)."""
-    build.validate()
+    build.validate(version)
     _refuse_weak_typing(build, version)
     if build.calibration_cache:
         raise TrtOptionError(
