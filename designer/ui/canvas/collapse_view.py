@@ -28,13 +28,22 @@ from designer.core.collapse import (
     edges_by_node,
     expand_in_graph,
     expose,
+    group_caption,
     group_key,
     groups_below,
 )
 from designer.core.document import Position
 from designer.core.gcpause import gc_paused
 from designer.core.hierarchy import Group, Hierarchy, build_hierarchy
-from designer.core.viewgraph import NodeKind, ViewEdge, ViewGraph, build_view_graph
+from designer.core.viewgraph import (
+    NodeKind,
+    Terminal,
+    TerminalState,
+    ViewEdge,
+    ViewGraph,
+    ViewNode,
+    build_view_graph,
+)
 from designer.ui.canvas import style as st
 from designer.ui.canvas.focus_view import focus_of, focus_state, focused_graph, lock_stubs
 from designer.ui.canvas.placement import layout_graph
@@ -201,7 +210,8 @@ def _switch(
 ) -> bool:
     """:func:`switch_collapsed` once it applies: fold (``added``) or open group ``top``."""
     if added:
-        out = collapse_in_graph(scene.graph, hierarchy, top, ids)
+        out = _fold_graph(scene.graph, hierarchy, top, ids)
+        _FOLDED.clear()  # kept for this drawing only
         touched = [k for k in (group_key(top),) if scene.graph.has_node(k)]
     else:
         out = expand_in_graph(full, scene.graph, hierarchy, top, ids, _links_of(full))
@@ -246,18 +256,14 @@ def _shift(
     return {k: (p[0] + dx, p[1] + dy) for k in keys if (p := positions.get(k)) is not None}
 
 
-def _bbox(positions: Mapping[int, Position], keys: Iterable[int]) -> tuple[float, ...] | None:
-    points = [positions[k] for k in keys if k in positions]
-    if not points:
-        return None
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
-    return min(xs), min(ys), max(xs) + st.MAX_WIDTH / 2, max(ys) + st.OP_HEIGHT
+Size = tuple[float, float]
+#: A box as (left, top, right, bottom), in scene units.
+Rect = tuple[float, float, float, float]
 
-
-#: The width a box is taken to have when room is made beside it (the real one varies
-#: with its caption; opening and folding take the same, so that folding gives back the
-#: room exactly).
+#: The width a box is taken to have when its real size is not known (no item drawn).
 BOX_WIDTH = st.MAX_WIDTH / 2
+#: Room left between a box and what it pushes aside on its row (the layout's).
+_ROW_GAP = st.NODE_GAP
 
 
 def _open_parts(group: Group, collapsed: set[str]) -> tuple[list[int], list[Group]]:
@@ -275,42 +281,181 @@ def _open_parts(group: Group, collapsed: set[str]) -> tuple[list[int], list[Grou
     return keys, boxes
 
 
-def _open_extent(
-    positions: Mapping[int, Position], group: Group, collapsed: set[str]
-) -> tuple[float, float, float, float] | None:
-    """Left, top, right and bottom of what ``group`` draws when open (:func:`_open_parts`;
-    a box sits at the top-left corner of its nodes), every node taken as ``MAX_WIDTH``
-    wide and ``OP_HEIGHT`` high; None when nothing of it has a position."""
+def _box_view(hierarchy: Hierarchy, group: Group, links: Mapping[int, list[ViewEdge]]) -> ViewNode:
+    """The box ``group`` is drawn as when collapsed: its caption and one terminal per value
+    crossing its border, as :func:`collapse_graph` makes it, from the links touching its
+    nodes only (``links``: :func:`edges_by_node` of the full graph). A box's width comes
+    from its terminals and their names (``style.group_input_spacing``), so a box that is not
+    drawn yet is measured from this."""
+    keys = group.keys()
+    members = set(keys)
+    inputs: dict[str, None] = {}
+    outputs: dict[str, None] = {}
+    for key in keys:
+        for edge in links.get(key, ()):
+            if edge.target == key and edge.source not in members:
+                inputs.setdefault(edge.tensor)
+            elif edge.source == key and edge.target not in members:
+                outputs.setdefault(edge.tensor)
+    linked = TerminalState.LINKED
+    return ViewNode(
+        group_key(group.id),
+        NodeKind.GROUP,
+        group.name,
+        group_caption(hierarchy, group),
+        inputs=[Terminal(i, t, t, linked) for i, t in enumerate(inputs)],
+        outputs=[Terminal(i, t, t, linked) for i, t in enumerate(outputs)],
+        group=group.id,
+    )
+
+
+def _open_rects(
+    scene: CanvasScene, hierarchy: Hierarchy, group: Group, collapsed: set[str]
+) -> list[Rect]:
+    """The boxes ``group`` draws when open and ``collapsed`` are the collapsed groups
+    (:func:`_open_parts`), at their nodes' positions now and in their real sizes: a node as
+    drawn (or as the full graph draws it), a group collapsed inside it as its box at the
+    top-left corner of its nodes. A node that has a position but is not drawn (a hidden
+    Constant) is a point: it places the group's corner, as it places the group's box."""
     keys, boxes = _open_parts(group, collapsed)
-    corners = [positions[k] for k in keys if k in positions]
-    for box in boxes:
-        members = box.keys()
-        inner = [positions[k] for k in members if k in positions]
-        if inner:
-            corners.append((min(p[0] for p in inner), min(p[1] for p in inner)))
-    if not corners:
-        return None
-    xs, ys = [p[0] for p in corners], [p[1] for p in corners]
-    return min(xs), min(ys), max(xs) + st.MAX_WIDTH, max(ys) + st.OP_HEIGHT
-
-
-def _make_room_beside(view: CanvasView, top: float, right: float, dx: float) -> list[int]:
-    """Move the drawn boxes on the row of a box whose top is ``top`` (their top within one
-    node's height above it, or at it) and whose left is at ``right`` or beyond, sideways
-    by ``dx`` (an opened box grows to the right as well as down); returns their keys."""
-    if dx == 0.0:
-        return []
-    scene = view.canvas
     positions = scene.positions
+    drawn = scene.node_items.sizes
+    full = _full_token(scene)
+    rects: list[Rect] = []
+    for key in keys:
+        point = positions.get(key)
+        if point is None:
+            continue
+        size = drawn.get(key)
+        if size is None:
+            size = st.node_size(full.node(key)) if full.has_node(key) else (0.0, 0.0)
+        rects.append((point[0], point[1], point[0] + size[0], point[1] + size[1]))
+    links: Mapping[int, list[ViewEdge]] | None = None
+    for box in boxes:
+        held = box.keys()
+        inner = [positions[k] for k in held if k in positions]
+        if not inner:
+            continue
+        size = drawn.get(group_key(box.id))
+        if size is None:
+            links = links if links is not None else _links_of(full)
+            size = st.node_size(_box_view(hierarchy, box, links))
+        x, y = min(p[0] for p in inner), min(p[1] for p in inner)
+        rects.append((x, y, x + size[0], y + size[1]))
+    return rects
+
+
+def _extent(rects: list[Rect]) -> Rect | None:
+    """The rectangle around ``rects``; None when there are none."""
+    if not rects:
+        return None
+    return (
+        min(r[0] for r in rects),
+        min(r[1] for r in rects),
+        max(r[2] for r in rects),
+        max(r[3] for r in rects),
+    )
+
+
+#: The last fold's graph (derived, group id, collapsed ids, result): :func:`_collapse`
+#: measures the new box from it before :func:`_switch` draws it.
+_FOLDED: list[tuple[ViewGraph, str, frozenset[str], ViewGraph | None]] = []
+
+
+def _fold_graph(
+    derived: ViewGraph, hierarchy: Hierarchy, group_id: str, ids: set[str]
+) -> ViewGraph | None:
+    """:func:`collapse_in_graph` of ``derived``, kept for the next call with the same
+    arguments (the fold's measuring and its drawing build it once)."""
+    key = frozenset(ids)
+    if _FOLDED and _FOLDED[0][0] is derived and _FOLDED[0][1] == group_id and _FOLDED[0][2] == key:
+        return _FOLDED[0][3]
+    out = collapse_in_graph(derived, hierarchy, group_id, ids)
+    _FOLDED[:] = [(derived, group_id, key, out)]
+    return out
+
+
+def _folded_size(scene: CanvasScene, hierarchy: Hierarchy, group: Group, ids: set[str]) -> Size:
+    """The size of the box ``group`` folds into (``ids``: the collapsed groups then)."""
+    key = group_key(group.id)
+    out = _fold_graph(scene.graph, hierarchy, group.id, ids)
+    if out is not None and out.has_node(key):
+        return st.node_size(out.node(key))
+    return st.node_size(_box_view(hierarchy, group, _links_of(_full_token(scene))))
+
+
+def _rect(point: Position, size: Size) -> Rect:
+    """The room a box at ``point`` takes with its terminals: the bounds of its item without
+    tags (``items._plain_bounds``: 2 left of it, 8 right of it for a badge)."""
+    return (
+        point[0] - 2.0,
+        point[1] - st.TRIANGLE - 8.0,
+        point[0] + size[0] + 8.0,
+        point[1] + size[1] + 2.0 * st.CIRCLE + 2.0,
+    )
+
+
+def _push_row(
+    view: CanvasView, row: list[tuple[int, float]], right: float
+) -> tuple[list[int], float]:
+    """Push the drawn boxes ``row`` (key, left) aside as one block, just far enough that
+    the leftmost is _ROW_GAP right of ``right``, when any of them is closer to it than
+    _CLEAR (else nothing moves); returns the keys moved and by how much."""
+    if not row:
+        return [], 0.0
+    left = min(x for _k, x in row)
+    if left >= right + _CLEAR:
+        return [], 0.0
+    keys, dx = [k for k, _x in row], right + _ROW_GAP - left
+    _push(view, keys, dx)
+    return keys, dx
+
+
+def _make_room_beside(
+    view: CanvasView, key: int, box: Position, right: float
+) -> tuple[list[int], float]:
+    """Move the drawn boxes on the row of box ``key`` at ``box`` (their top within one
+    node's height above its top, or at it; not wholly left of it) aside as one block, so
+    that they clear ``right``, the right edge of what it opens into (an opened box grows to
+    the right as well as down; what lies lower moves down); returns their keys and the
+    distance."""
+    scene = view.canvas
+    positions, sizes = scene.positions, scene.node_items.sizes
+    top = box[1]
     row = [
-        node.key
+        (node.key, point[0])
         for node in scene.graph.nodes
-        if (point := positions.get(node.key)) is not None
+        if node.key != key
+        and (point := positions.get(node.key)) is not None
         and top - st.OP_HEIGHT < point[1] <= top
-        and point[0] >= right
+        and point[0] + sizes.get(node.key, (BOX_WIDTH, 0.0))[0] > box[0]
     ]
-    _push(view, row, dx)
-    return row
+    return _push_row(view, row, right)
+
+
+def _clear_beside(
+    view: CanvasView, box: Rect, below: float, hidden: set[int]
+) -> tuple[list[int], float]:
+    """Move what stays beside a folding group (not ``hidden`` in it, its top at ``below``
+    or above) and would be covered by its new box ``box`` aside, with what lies right of
+    it on the box's row, as one block: a box is wider than the room its group's first row
+    took when it has many inputs (``style.group_input_spacing``). Returns the keys moved
+    and the distance."""
+    scene = view.canvas
+    positions, sizes = scene.positions, scene.node_items.sizes
+    _left, b_top, _right, b_bottom = _rect((box[0], box[1]), (box[2] - box[0], box[3] - box[1]))
+    row: list[tuple[int, float]] = []
+    for node in scene.graph.nodes:
+        point = positions.get(node.key)
+        if node.key in hidden or point is None or point[1] > below:
+            continue
+        size = sizes.get(node.key)
+        if size is None:
+            continue
+        _left, top, right, bottom = _rect(point, size)
+        if top < b_bottom and b_top < bottom and right > box[0]:
+            row.append((node.key, point[0]))
+    return _push_row(view, row, box[2])
 
 
 def _push(view: CanvasView, keys: list[int], dx: float) -> None:
@@ -329,9 +474,47 @@ def _push(view: CanvasView, keys: list[int], dx: float) -> None:
 
 
 #: What opening a box pushed aside on its row, by scene and group id (keys, distance):
-#: folding it again moves them back. A fold without an opening before it moves nothing
-#: sideways (nothing was pushed).
+#: folding it again moves them back.
 _PUSHED: WeakKeyDictionary[CanvasScene, dict[str, tuple[list[int], float]]] = WeakKeyDictionary()
+#: What folding a group pushed aside because its box is wider than the room the group took
+#: on its row, by scene and group id: opening it again moves them back.
+_FOLD_PUSHED: WeakKeyDictionary[CanvasScene, dict[str, tuple[list[int], float]]] = (
+    WeakKeyDictionary()
+)
+
+
+def _remember(
+    table: WeakKeyDictionary[CanvasScene, dict[str, tuple[list[int], float]]],
+    scene: CanvasScene,
+    group_id: str,
+    pushed: tuple[list[int], float],
+) -> None:
+    """Keep what ``group_id``'s opening or folding pushed aside (when anything moved)."""
+    if pushed[0]:
+        table.setdefault(scene, {})[group_id] = pushed
+
+
+def _give_back(
+    view: CanvasView,
+    table: WeakKeyDictionary[CanvasScene, dict[str, tuple[list[int], float]]],
+    group_id: str,
+) -> None:
+    """Move back what the last opening or folding (``table``) of ``group_id`` pushed aside,
+    those of them still drawn."""
+    scene = view.canvas
+    pushed = table.get(scene, {}).pop(group_id, None)
+    if pushed is not None:
+        keys, dx = pushed
+        drawn = [k for k in keys if scene.graph.has_node(k)]
+        if drawn:
+            _push(view, drawn, -dx)
+
+
+def forget_pushes(scene: CanvasScene) -> None:
+    """Forget what openings and foldings pushed aside: the graph was laid out afresh
+    (Collapse to Level, Expand All), so moving it back would move it off its new place."""
+    _PUSHED.pop(scene, None)
+    _FOLD_PUSHED.pop(scene, None)
 
 
 def _is_token(group_id: str, token: str) -> bool:
@@ -345,7 +528,7 @@ DEFER_HIDDEN = True
 
 def _safe_lift(
     view: CanvasView,
-    box: tuple[float, float, float, float],
+    box: Rect,
     below: float,
     dy: float,
     skip: set[int],
@@ -355,16 +538,14 @@ def _safe_lift(
     folded group, or the group's own box. 0 when nothing can move up."""
     scene = view.canvas
     positions = scene.positions
-    staying: list[tuple[float, float, float, float]] = [box]
+    staying = [_rect((box[0], box[1]), (box[2] - box[0], box[3] - box[1]))]
     moving: list[tuple[float, float, float]] = []  # left, top, right
     reach = below - dy + st.MAX_WIDTH  # lower than this, a moved box stays clear of the band
     for node in scene.graph.nodes:
         point = positions.get(node.key)
         if node.key in skip or point is None:
             continue
-        width, height = st.node_size(node)
-        left, top = point[0] - 2.0, point[1] - st.TRIANGLE - 2.0
-        right, bottom = point[0] + width + 2.0, point[1] + height + 2.0 * st.CIRCLE
+        left, top, right, bottom = _rect(point, st.node_size(node))
         if point[1] > below:
             if point[1] < reach:
                 moving.append((left, top, right))
@@ -426,6 +607,7 @@ def collapse_to_depth(view: CanvasView, depth: int | str) -> int:
     if depth == "auto":
         depth = auto_graph_depth(full_graph(scene), hierarchy)
     assert isinstance(depth, int)
+    forget_pushes(scene)
     # the groups collapsed deeper inside the new boxes stay so: their nodes are packed at
     # their own boxes' corners, and they are boxes again when an outer box opens
     deeper = {
@@ -469,25 +651,22 @@ def expand_group(view: CanvasView, group_id: str) -> None:
 def _expand(view: CanvasView, hierarchy: Hierarchy, group_id: str) -> None:
     """Open ``group_id`` alone (groups collapsed inside it stay boxes): what it draws then
     takes its box's place, and what lies below, and beside it on its row, moves to make
-    room."""
+    room, as far as the real sizes of its nodes and boxes need."""
     scene = view.canvas
     group = hierarchy.by_id[group_id]
     key = group_key(group_id)
-    positions = scene.positions
-    box = positions.get(key)
     after = scene.collapsed - {group_id}
-    extent = _open_extent(positions, group, after)
+    _give_back(view, _FOLD_PUSHED, group_id)  # what folding it pushed aside comes back
+    box = scene.positions.get(key)
+    extent = _extent(_open_rects(scene, hierarchy, group, after))
     if box is not None and extent is not None:
-        members = group.keys()
-        scene.set_positions(_shift(positions, members, box[0] - extent[0], box[1] - extent[1]))
-        item = scene.node_items.get(key)
-        height = item.height if item is not None else st.OP_HEIGHT
+        dx, dy = box[0] - extent[0], box[1] - extent[1]
+        scene.set_positions(_shift(scene.positions, group.keys(), dx, dy))
+        height = scene.node_items.sizes.get(key, (BOX_WIDTH, st.OP_HEIGHT))[1]
         grow = (extent[3] - extent[1]) - height  # what folding it again gives back
         _make_room(view, box[1], grow, {key})
-        wide = max(0.0, (extent[2] - extent[0]) - BOX_WIDTH)
-        pushed = _make_room_beside(view, box[1], box[0] + BOX_WIDTH, wide)
-        if pushed:
-            _PUSHED.setdefault(scene, {})[group_id] = (pushed, wide)
+        pushed = _make_room_beside(view, key, box, extent[2] + dx)
+        _remember(_PUSHED, scene, group_id, pushed)
     set_collapsed(view, after)
 
 
@@ -507,24 +686,25 @@ def collapse_group(view: CanvasView, group_id: str) -> None:
 
 def _collapse(view: CanvasView, hierarchy: Hierarchy, group_id: str) -> None:
     """Fold ``group_id`` into one box; the groups collapsed inside it are remembered (they
-    are boxes again when it opens). What lay below, and beside it on its row, moves back
-    by the room it no longer takes."""
+    are boxes again when it opens). What lay beside it on its row and was pushed aside when
+    it opened comes back, what its box would cover moves aside, and what lay below moves
+    back up by the room it no longer takes (as the box's real size allows)."""
     scene = view.canvas
     group = hierarchy.by_id[group_id]
     members = group.keys()
     inner = {g.id for g in group.walk()}
-    extent = _open_extent(scene.positions, group, scene.collapsed - {group_id})
-    pushed = _PUSHED.get(scene, {}).pop(group_id, None)
-    if pushed is not None:  # what opening it pushed aside on its row comes back first
-        keys, dx = pushed
-        drawn = [k for k in keys if scene.graph.has_node(k)]
-        _push(view, drawn, -dx)
+    after = scene.collapsed | {group_id}
+    _give_back(view, _PUSHED, group_id)  # what opening it pushed aside comes back first
+    extent = _extent(_open_rects(scene, hierarchy, group, scene.collapsed - {group_id}))
     if extent is not None:
         hidden = set(members) | {group_key(i) for i in inner}
-        box = (extent[0], extent[1], extent[0] + BOX_WIDTH, extent[1] + st.OP_HEIGHT)
-        lift = -((extent[3] - extent[1]) - st.OP_HEIGHT)
+        width, height = _folded_size(scene, hierarchy, group, after)
+        box = (extent[0], extent[1], extent[0] + width, extent[1] + height)
+        _remember(_FOLD_PUSHED, scene, group_id, _clear_beside(view, box, extent[3], hidden))
+        lift = -((extent[3] - extent[1]) - height)
         _make_room(view, extent[3], _safe_lift(view, box, extent[3], lift, hidden), hidden)
-    set_collapsed(view, scene.collapsed | {group_id})
+    set_collapsed(view, after)
+    _FOLDED.clear()  # when it was drawn in full, not from the kept graph
 
 
 def expose_keys(view: CanvasView, keys: Iterable[int]) -> None:

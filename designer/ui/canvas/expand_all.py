@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from designer.core.viewgraph import ViewGraph
-from designer.ui.canvas.collapse_view import hierarchy_of
+from designer.ui.canvas.collapse_view import forget_pushes, hierarchy_of
 from designer.ui.canvas.focus_view import focus_state
 from designer.ui.canvas.placement import Placement, layout_graph
 
@@ -41,6 +41,7 @@ def place_expanded(view: CanvasView, graph: ViewGraph, placement: Placement) -> 
     first view."""
     scene = view.canvas
     focus_state(scene).set(None)  # the whole graph is laid out afresh
+    forget_pushes(scene)
     scene.collapsed = set()
     scene.set_positions(placement.positions)
     scene.rebuild(graph, placement)

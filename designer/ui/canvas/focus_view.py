@@ -17,9 +17,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsItem, QMenu
 
 from designer.core.document import Position
-from designer.core.focus import ancestors, focus_graph, is_stub_key
+from designer.core.focus import Point, Rect, ancestors, focus_graph, is_stub_key, route_links
 from designer.core.hierarchy import Hierarchy
-from designer.core.viewgraph import NodeKind, ViewGraph
+from designer.core.viewgraph import NodeKind, ViewEdge, ViewGraph, ViewNode
 from designer.ui.canvas import style as st
 
 if TYPE_CHECKING:
@@ -29,8 +29,11 @@ if TYPE_CHECKING:
 #: Vertical room between a stub and the node it feeds (or is fed by): stubs sit in the
 #: gap between rows of the layout.
 STUB_GAP = 18.0
-#: Horizontal step between stubs above one reader.
-STUB_STEP = 150.0
+#: Horizontal room between two stubs side by side.
+STUB_SPACE = 12.0
+#: Focused graphs with more links than this keep straight links (routing is
+#: O(links · boxes in their rows); a focused module has a few hundred).
+ROUTE_LIMIT = 20_000
 
 
 class FocusState(QObject):
@@ -79,28 +82,126 @@ def focused_graph(
     out = focus_graph(graph, hierarchy, state.group)
     open_ids = {g.id for g in ancestors(hierarchy, state.group)}
     scene.set_positions(place_stubs(out, scene.positions))
-    QTimer.singleShot(0, scene, lambda: lock_stubs(scene))  # once the items exist
+    QTimer.singleShot(0, scene, lambda: settle_focus(scene))  # once the items exist
     return out, collapsed - open_ids
 
 
 def place_stubs(graph: ViewGraph, positions: Mapping[int, Position]) -> dict[int, Position]:
-    """Positions of a focused graph's stubs: an input stub above the first of its readers,
-    an output stub below its producer (the nodes keep theirs)."""
+    """Positions of a focused graph's stubs: an input stub centred above the input of the
+    first of its readers, an output stub centred below the output that makes it (the nodes
+    keep theirs), so that those two links run straight; stubs that would cover each other
+    move right. Links to further readers are routed (:func:`route_focus`)."""
     out: dict[int, Position] = {}
-    kinds = {n.key: n.kind for n in graph.nodes}
-    fed: dict[int, int] = {}  # reader → stubs above it so far (side by side)
-    for edge in graph.edges:
-        if kinds.get(edge.source) is NodeKind.INPUT and edge.source < 0:
-            target = positions.get(edge.target)
-            if target is not None and edge.source not in out:
-                n = fed[edge.target] = fed.get(edge.target, -1) + 1
-                y = target[1] - st.IO_HEIGHT - STUB_GAP
-                out[edge.source] = (target[0] + n * STUB_STEP, y)
-        elif kinds.get(edge.target) is NodeKind.OUTPUT and edge.target < 0:
-            source = positions.get(edge.source)
-            if source is not None and edge.target not in out:
-                out[edge.target] = (source[0], source[1] + st.OP_HEIGHT + STUB_GAP)
+    views = {n.key: n for n in graph.nodes}
+    placed: list[tuple[float, float, float, float]] = []
+    for edge in _first_links(graph, views, positions):
+        source, target = views[edge.source], views[edge.target]
+        if source.kind is NodeKind.INPUT:
+            point = positions[target.key]
+            w, h = st.node_size(source)
+            x = point[0] + _terminal_x(target, edge.target_index, inputs=True) - w / 2
+            out[source.key] = _clear_of(placed, x, point[1] - h - STUB_GAP, w, h)
+        else:
+            point = positions[source.key]
+            w, h = st.node_size(target)
+            x = point[0] + _terminal_x(source, edge.source_index, inputs=False) - w / 2
+            y = point[1] + st.node_size(source)[1] + STUB_GAP
+            out[target.key] = _clear_of(placed, x, y, w, h)
     return out
+
+
+def _first_links(
+    graph: ViewGraph, views: Mapping[int, ViewNode], positions: Mapping[int, Position]
+) -> list[ViewEdge]:
+    """For each input stub its link to the highest of its placed readers (so that every
+    link from it runs down), for each output stub its link from its producer."""
+    first: dict[int, ViewEdge] = {}
+    for edge in graph.edges:
+        source, target = views.get(edge.source), views.get(edge.target)
+        if source is None or target is None:
+            continue
+        if source.kind is NodeKind.INPUT and is_stub_key(source.key):
+            point, known = positions.get(target.key), first.get(source.key)
+            if point is not None and (known is None or point[1] < positions[known.target][1]):
+                first[source.key] = edge
+        elif (
+            target.kind is NodeKind.OUTPUT
+            and is_stub_key(target.key)
+            and edge.source in positions
+            and target.key not in first
+        ):
+            first[target.key] = edge
+    return list(first.values())
+
+
+def _terminal_x(node: ViewNode, slot: int, *, inputs: bool) -> float:
+    """x of terminal ``slot`` of ``node`` from its left edge (a value read inside its
+    subgraphs, slot < 0, enters near its right edge)."""
+    width = st.node_size(node)[0]
+    if slot < 0:
+        return width - st.IMPLICIT_INSET
+    return st.terminal_x(width, slot, len(node.inputs if inputs else node.outputs))
+
+
+def _clear_of(
+    placed: list[tuple[float, float, float, float]], x: float, y: float, w: float, h: float
+) -> Position:
+    """(x, y) moved right until a ``w`` × ``h`` stub there covers none of ``placed``
+    (left, top, right, bottom, with STUB_SPACE between), which it then joins."""
+    moved = True
+    while moved:
+        moved = False
+        for left, top, right, bottom in placed:
+            if x < right + STUB_SPACE and x + w + STUB_SPACE > left and y < bottom and y + h > top:
+                x, moved = right + STUB_SPACE, True
+    placed.append((x, y, x + w, y + h))
+    return (float(round(x)), float(round(y)))
+
+
+def route_focus(scene: CanvasScene) -> None:
+    """Route the links of a focused scene around its boxes (:func:`route_links`). A focus
+    draws with no bends of the whole graph's layout (its stubs are new nodes, boxes may be
+    folded inside it), so a link from a stub to a far reader, or one whose bends were
+    dropped, would run straight through the boxes between. Nothing for the whole graph, or
+    a focused graph past ROUTE_LIMIT links."""
+    if focus_of(scene) is None or len(scene.graph.edges) > ROUTE_LIMIT:
+        return
+    views, sizes, positions = scene.node_items.views, scene.node_items.sizes, scene.positions
+    boxes: dict[int, Rect] = {}
+    for key, (w, h) in sizes.items():
+        point = positions.get(key)
+        if point is not None:
+            boxes[key] = (point[0], point[1], point[0] + w, point[1] + h)
+    links: dict[tuple[int, int], tuple[Point, Point]] = {}
+    for edge in scene.graph.edges:
+        pair = (edge.source, edge.target)
+        if pair in links or edge.source not in boxes or edge.target not in boxes:
+            continue
+        if scene.is_stub(edge) or edge.source in scene.proxied:
+            continue
+        links[pair] = (
+            _output_xy(views[edge.source], boxes[edge.source], edge.source_index),
+            _input_xy(views[edge.target], boxes[edge.target], edge.target_index),
+        )
+    scene.set_routes(route_links(links, boxes))
+
+
+def _output_xy(view: ViewNode, box: Rect, slot: int) -> Point:
+    """Where a link leaves output ``slot`` (as ``NodeItem.output_xy``)."""
+    left, _top, right, bottom = box
+    return left + st.terminal_x(right - left, slot, len(view.outputs)), bottom + st.CIRCLE
+
+
+def _input_xy(view: ViewNode, box: Rect, slot: int) -> Point:
+    """Where a link enters input ``slot`` (as ``NodeItem.input_xy``)."""
+    left, top, right, _bottom = box
+    if slot < 0:
+        return right - st.IMPLICIT_INSET, top
+    inputs = view.inputs
+    tri = 0.0
+    if slot < len(inputs):
+        tri = st.TRIANGLE_OPTIONAL if inputs[slot].optional else st.TRIANGLE
+    return left + st.terminal_x(right - left, slot, len(inputs)), top - tri
 
 
 def add_focus_action(menu: QMenu, view: CanvasView, group_id: str) -> None:
@@ -119,6 +220,12 @@ def lock_stubs(scene: CanvasScene) -> None:
             item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable, False)
 
 
+def settle_focus(scene: CanvasScene) -> None:
+    """What a focused scene needs once its items exist: stubs locked, links routed."""
+    lock_stubs(scene)
+    route_focus(scene)
+
+
 def set_focus(view: CanvasView, group_id: str | None) -> None:
     """Show group ``group_id`` alone (None: the whole graph again) and fit it in view."""
     from designer.ui.canvas.collapse_view import redraw
@@ -130,4 +237,5 @@ def set_focus(view: CanvasView, group_id: str | None) -> None:
         return
     state.set(group_id)
     redraw(view)
+    route_focus(scene)
     view.fit_to_view()

@@ -133,9 +133,12 @@ class NodeItem(QGraphicsItem):
         """Inputs (slot, tensor, stub) drawn as a small proxy of a graph input, or as the
         stub of a far or widely read producer's output (``stub``)."""
         self.prepareGeometryChange()
+        n = len(self.view.inputs)
         rows, self._tag_width = _tag_rows(
-            [st.terminal_x(self.width, slot, len(self.view.inputs)) for slot, _n, _s in tags]
+            [st.terminal_x(self.width, slot, n) for slot, _n, _s in tags]
         )
+        if self.view.kind is NodeKind.GROUP:  # sized for its tags: none covers a neighbour link
+            self._tag_width = min(self._tag_width, max(self.width / (n + 1) - 4.0, 12.0))
         self._tag_rows = {tags[index][0]: row for index, row in rows.items()}
         self.tags = [
             (slot, name, _tag_label(name, self._tag_width - 8), stub) for slot, name, stub in tags
@@ -538,16 +541,9 @@ class LinkPreviewItem(QGraphicsItem):
         painter.drawPath(self._path)
 
 
-def _tail(tensor: str) -> str:
-    """What a small tag shows of a tensor name: the part after the last ``/``, less the
-    exporter's ``_output_0`` (``/m/model/rotary_emb/Cast_output_0`` → ``Cast``; output 1:
-    ``Cast:1``). Elided in the middle, every tag of a TorchScript box read
-    ``/m/mode…utput_0``. The whole name is in the tooltip."""
-    tail = tensor.rpartition("/")[2] or tensor
-    head, sep, index = tail.rpartition("_output_")  # the exporter's "<node>_output_<i>"
-    if sep and head and index.isdigit():
-        return head if index == "0" else f"{head}:{index}"
-    return tail
+#: What a small tag shows of a tensor name (``/m/model/rotary_emb/Cast_output_0`` →
+#: ``Cast``); the whole name is in the tooltip.
+_tail = st.tag_text
 
 
 #: Space between stacked rows of tags.

@@ -7,6 +7,7 @@ the bottom edge.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from functools import cache, lru_cache
 
@@ -31,6 +32,13 @@ NODE_GAP = 36.0
 PROXY_W = 96.0  # a graph input drawn once per consumer
 PROXY_H = 18.0
 PROXY_GAP = 16.0
+#: Most room a collapsed module box gives each of its inputs: enough for a stub above it
+#: to show the end of its tensor's name (``…eeze_14``), so that a box with eight inputs is
+#: 576 wide, not 162 with 14-px blank stubs (see :func:`group_input_spacing`).
+GROUP_TAG_SPACING = 64.0
+#: A tag is 4 narrower than its terminal spacing, its label 8 narrower than the tag, and
+#: an elided text must leave 2 (see :func:`elide`): the spacing that shows a whole label.
+_TAG_TEXT_PAD = 14.0
 IMPLICIT_INSET = 14.0  # a value read inside a node's subgraphs enters this far from its right
 
 # Level-of-detail thresholds (scale of one scene unit in device pixels).
@@ -194,7 +202,35 @@ def node_size(node: ViewNode) -> tuple[float, float]:
     width = MIN_WIDTH if width <= MIN_WIDTH else MAX_WIDTH if width > MAX_WIDTH else width
     inputs, outputs = len(node.inputs), len(node.outputs)
     spaced = ((inputs if inputs > outputs else outputs) + 1) * TERMINAL_SPACING
+    if kind is _GROUP and inputs:
+        spaced = max(spaced, (inputs + 1) * group_input_spacing(node))
     return (width if width >= spaced else spaced), height
+
+
+def tag_text(tensor: str) -> str:
+    """What a small tag shows of a tensor name: the part after the last ``/``, less the
+    exporter's ``_output_0`` (``/m/model/rotary_emb/Cast_output_0`` → ``Cast``; output 1:
+    ``Cast:1``). Elided in the middle, every tag of a TorchScript box read
+    ``/m/mode…utput_0``. The whole name is in the tooltip."""
+    tail = tensor.rpartition("/")[2] or tensor
+    head, sep, index = tail.rpartition("_output_")  # the exporter's "<node>_output_<i>"
+    if sep and head and index.isdigit():
+        return head if index == "0" else f"{head}:{index}"
+    return tail
+
+
+def group_input_spacing(node: ViewNode) -> float:
+    """Room for each input of a collapsed module box: its inputs are mostly stubs (the
+    mask, rotary tables and shapes every layer reads), one tag above each, so the box is
+    wide enough for the longest :func:`tag_text` of its inputs to show whole, up to
+    GROUP_TAG_SPACING (longer ones keep their end). An input with no tensor needs no tag.
+    Part of the box size, so the layout (window, ``layout``, ``export-image``) leaves it."""
+    longest = max(
+        (text_width(tag_text(t.tensor), "small") for t in node.inputs if t.tensor), default=0.0
+    )
+    if longest <= 0.0:
+        return TERMINAL_SPACING
+    return max(TERMINAL_SPACING, min(GROUP_TAG_SPACING, math.ceil(longest) + _TAG_TEXT_PAD))
 
 
 def node_sizes(nodes: Iterable[ViewNode]) -> dict[int, tuple[float, float]]:
@@ -223,6 +259,8 @@ def node_sizes(nodes: Iterable[ViewNode]) -> dict[int, tuple[float, float]]:
         width = MIN_WIDTH if width <= MIN_WIDTH else MAX_WIDTH if width > MAX_WIDTH else width
         inputs, outputs = len(node.inputs), len(node.outputs)
         spaced = ((inputs if inputs > outputs else outputs) + 1) * TERMINAL_SPACING
+        if kind is group and inputs:
+            spaced = max(spaced, (inputs + 1) * group_input_spacing(node))
         sizes[node.key] = (width if width >= spaced else spaced), height
     return sizes
 
