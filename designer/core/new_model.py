@@ -17,7 +17,10 @@ def latest_opset() -> int:
 
 def new_model(opset: int, *, contrib: bool = False, graph_name: str = "main") -> onnx.ModelProto:
     """An empty model importing ``opset`` of the default domain (and ``com.microsoft`` 1
-    when ``contrib``), with the lowest IR version that supports that opset."""
+    when ``contrib``), with the lowest IR version that supports that opset, and at least 4:
+    IR 3 (what opsets 1–8 map to) wants every initializer listed as a graph input too, so
+    a model built the normal way (weights added as initializers) could never pass the
+    checker; IR 4 only lifted that rule, and onnx and ONNX Runtime accept it with opset 7."""
     if not 1 <= opset <= latest_opset():
         raise DesignerError(f"opset must be between 1 and {latest_opset()}, not {opset}")
     imports = [helper.make_opsetid("", opset)]
@@ -25,5 +28,5 @@ def new_model(opset: int, *, contrib: bool = False, graph_name: str = "main") ->
         imports.append(helper.make_opsetid(CONTRIB_DOMAIN, 1))
     graph = helper.make_graph([], graph_name, [], [])
     model = helper.make_model(graph, opset_imports=imports, producer_name="onnx-designer")
-    model.ir_version = max(3, helper.find_min_ir_version_for(imports[:1], ignore_unknown=True))
+    model.ir_version = max(4, helper.find_min_ir_version_for(imports[:1], ignore_unknown=True))
     return model
