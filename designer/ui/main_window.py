@@ -338,6 +338,42 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Saved {path}", 5000)
         return True
 
+    def output_problem(self, target: Path, session: DocumentSession | None = None) -> str | None:
+        """Why a file written from the window (an extraction, a composition) must not go
+        to ``target``: one of ``session``'s own files (its model, external data, layout
+        file), or the model file of a document open in a tab, whose tab would then show a
+        model the file no longer holds. None when it may be written."""
+        from designer.core.io.atomic import same_file
+        from designer.core.io.model_files import refuse_model_files
+
+        doc = session.doc if session is not None else None
+        if doc is not None and doc.path is not None:
+            try:
+                refuse_model_files(target, doc.model, doc.path, doc.base_dir)
+            except DesignerError as exc:
+                return str(exc)
+        for tab in self.document_tabs():
+            path = tab.session.doc.path
+            if tab.scope_id == MAIN_SCOPE and path is not None and same_file(path, target):
+                return (
+                    f"{target} is open in the tab {tab.session.title.rstrip('*')}: writing there "
+                    "would replace the model that tab shows. Close that tab first, or choose "
+                    "another file name."
+                )
+        return None
+
+    def unsaved_tab(self, path: Path) -> DocumentTab | None:
+        """The tab of ``path``'s model when it has unsaved changes (what reads the file,
+        e.g. Compose, would not see them)."""
+        from designer.core.io.atomic import same_file
+
+        for tab in self.document_tabs():
+            doc, where = tab.session.doc, tab.session.doc.path
+            shown = tab.scope_id == MAIN_SCOPE and where is not None and doc.modified
+            if shown and where is not None and same_file(where, path):
+                return tab
+        return None
+
     def _open_elsewhere(self, tab: DocumentTab, path: Path) -> DocumentTab | None:
         """The tab of another document whose model file is ``path``, if one is open."""
         target = path.resolve()

@@ -138,3 +138,36 @@ def test_compose_dialog_shows_errors_and_stays_open(qtbot: QtBot, tmp_path: Path
     assert "Cannot compose: the composed model is not valid" in dialog.error.text()
     assert not (tmp_path / "c.onnx").exists()
     dialog.close()
+
+
+def test_compose_refuses_an_open_model_and_waits_for_unsaved_edits(
+    window: MainWindow, save_model, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Compose wrote over a model open in a tab (which then showed what the file no longer
+    held), and read A's file while A's tab had unsaved edits, without a word."""
+    from designer.core.edits import SetMetadataProp
+
+    a = save_model(_model("x", "emb", 4, 8, 1), "encoder.onnx")
+    b = save_model(_two_input_b(), "head.onnx")
+    shown = save_model(_model("q", "r", 2, 2, 5), "shown.onnx")
+    open_model(window, shown, qtbot)
+    tab_a = open_model(window, a, qtbot)
+    window.actions_by_name["compose"].trigger()
+    (dialog,) = [d for d in window.findChildren(ComposeDialog) if d.isVisible()]
+    dialog.set_model("B", b)
+    dialog.connect_pair("emb", "features")
+    dialog.prefix_a.setText("enc/")
+    dialog.prefix_b.setText("b/")
+    dialog._typed("prefix_b")
+    before = shown.read_bytes()
+    dialog.output.setText(str(shown))
+    assert dialog.compose() is None
+    assert "is open in the tab shown.onnx" in dialog.error.text()
+    assert shown.read_bytes() == before
+    dialog.output.setText(str(tmp_path / "composed.onnx"))
+    assert dialog.compose_button.isEnabled(), dialog.problems()
+    tab_a.session.push(SetMetadataProp("note", "unsaved"))
+    problems = dialog.problems()
+    assert any("Model A has unsaved changes in the tab encoder.onnx" in p for p in problems)
+    window.save(tab_a)
+    assert not dialog.problems()

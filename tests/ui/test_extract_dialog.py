@@ -177,3 +177,19 @@ def test_show_changes_of_an_extraction(
     assert ("A", "added") in inputs  # the outer value A is an input of the extracted model
     assert tab.diff.graph.nodes_added == () and tab.diff.graph.nodes_removed == ()
     window.close_tab(window.tabs.indexOf(tab))
+
+
+def test_an_output_open_in_another_tab_is_refused(
+    window: MainWindow, save_model, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Extract wrote over a model open in another tab, which kept showing the old one."""
+    other = save_model(subgraph_model(), "other.onnx")
+    open_model(window, other, qtbot)
+    open_model(window, save_model(subgraph_model(), "sub.onnx"), qtbot)
+    before = other.read_bytes()
+    dialog = open_dialog(window)
+    dialog.path.setText(str(other))
+    dialog.buttons.accepted.emit()
+    assert "is open in the tab other.onnx" in dialog.error.text()
+    assert other.read_bytes() == before
+    dialog.close()

@@ -212,3 +212,23 @@ def test_open_and_settings_of_the_selected_function(opened, qtbot) -> None:  # t
     current = window.tab()
     assert current is not tab and current.view.scope_id == ScopeId(function=SCALED)
     assert [r[0] for r in dock.visible_rows()] == ["Double", "ScaledAdd"]
+
+
+def test_extract_refuses_the_model_being_edited_and_open_tabs(  # type: ignore[no-untyped-def]
+    opened, monkeypatch, tmp_path, save_model
+) -> None:
+    """Extract… wrote the function body over the open model's own file, whose tab still
+    looked unmodified: the model was lost. It also wrote over a model open in another tab."""
+    window, tab, dock = opened
+    own = tab.session.doc.path
+    before = own.read_bytes()
+    other = save_model(function_model(), "other.onnx")
+    window.open_files([other])
+    window.tabs.setCurrentWidget(tab)
+    other_bytes = other.read_bytes()
+    for target, reason in ((own, "the output path is the input"), (other, "is open in the tab")):
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, t=target, **k: (str(t), ""))
+        assert dock.select_fid(SCALED)
+        assert dock.extract_selected() is None
+        assert reason in window.errors[-1]
+    assert own.read_bytes() == before and other.read_bytes() == other_bytes

@@ -63,10 +63,16 @@ class ComposeDialog(QDialog):
         status: Callable[[str], object] | None = None,
         open_model: Callable[[Path], object] | None = None,
         parent: QWidget | None = None,
+        output_problem: Callable[[Path], str | None] | None = None,
+        unsaved: Callable[[Path], str | None] | None = None,
     ) -> None:
         super().__init__(parent)
         self.status = status
         self.open_model = open_model
+        #: why a path must not be written (a model open in a tab), or None
+        self.output_problem = output_problem
+        #: the title of the tab holding unsaved changes of a model file, or None
+        self.unsaved = unsaved
         self.models: dict[str, onnx.ModelProto | None] = {"A": None, "B": None}
         self.written: Path | None = None
         self.summary: list[str] = []
@@ -253,6 +259,14 @@ class ComposeDialog(QDialog):
             found.append("Give prefixes: both models use some of the same names.")
         if not self.output.text().strip():
             found.append("Choose the output file.")
+        for key, field in (("A", self.path_a), ("B", self.path_b)):
+            text = field.text().strip()
+            title = self.unsaved(Path(text).expanduser()) if text and self.unsaved else None
+            if title is not None:  # Compose reads the files: the tab's edits would be left out
+                found.append(
+                    f"Model {key} has unsaved changes in the tab {title}: Compose reads the "
+                    "file, so save it first (or undo the changes) to compose what you see."
+                )
         return found
 
     def _refresh(self) -> None:
@@ -301,6 +315,10 @@ class ComposeDialog(QDialog):
             self.error.setText(problems[0])
             return None
         out = Path(self.output.text().strip()).expanduser()
+        problem = self.output_problem(out) if self.output_problem is not None else None
+        if problem is not None:
+            self.error.setText(problem)
+            return None
         QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
             result, _files = compose_files(
@@ -332,6 +350,11 @@ class ComposeDialog(QDialog):
             self.open_model(path)
 
 
+def _unsaved_title(window: MainWindow, path: Path) -> str | None:
+    tab = window.unsaved_tab(path)
+    return tab.session.title.rstrip("*") if tab is not None else None
+
+
 def show_compose_dialog(window: MainWindow) -> ComposeDialog:
     """Open Compose Models (window-modal), model A preset to the current document's file."""
     from designer.ui.dialogs.extract_subgraph import model_path
@@ -343,6 +366,8 @@ def show_compose_dialog(window: MainWindow) -> ComposeDialog:
         status=lambda message: window.statusBar().showMessage(message, 10000),
         open_model=lambda path: window.open_files([path]),
         parent=window,
+        output_problem=window.output_problem,
+        unsaved=lambda path: _unsaved_title(window, path),
     )
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()

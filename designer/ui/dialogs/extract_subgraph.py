@@ -64,11 +64,14 @@ class ExtractSubgraphDialog(QDialog):
         status: Callable[[str], object] | None = None,
         open_model: Callable[[Path], object] | None = None,
         parent: QWidget | None = None,
+        output_problem: Callable[[Path], str | None] | None = None,
     ) -> None:
         super().__init__(parent)
         self.session = session
         self.status = status
         self.open_model = open_model
+        #: why a path must not be written (the window's own files and open tabs), or None
+        self.output_problem = output_problem
         #: called after a successful extraction with (what, scope id, written path)
         self.extracted: Callable[[str, ScopeId, Path], object] | None = None
         self.choices = extract_choices(session.doc)
@@ -188,6 +191,10 @@ class ExtractSubgraphDialog(QDialog):
         edited = model_path(self.session)
         if edited is not None and path.resolve() == edited.resolve():
             self.error.setText("Choose another file: this is the model being edited.")
+            return None
+        problem = self.output_problem(path) if self.output_problem is not None else None
+        if problem is not None:
+            self.error.setText(problem)
             return None
         doc = self.session.doc
         source_dir = doc.base_dir  # where the model's external data files are

@@ -304,6 +304,10 @@ class FunctionsDock(QDockWidget):
         if not name:
             return None
         path = Path(name)
+        problem = self.window_.output_problem(path, session)
+        if problem is not None:  # it wrote the function over the model being edited
+            self.window_.show_error(f"Cannot extract {fid[0]}:{fid[1]}", problem)
+            return None
         try:
             model = extract_scope(doc, ScopeId(function=fid))
             write_model(model, path, doc.base_dir, stamps=doc.data_stamps)

@@ -66,6 +66,7 @@ def extract_subgraph(window: MainWindow) -> QDialog | None:
         status=lambda message: window.statusBar().showMessage(message, 10000),
         open_model=lambda path: window.open_files([path]),
         parent=window,
+        output_problem=lambda path: window.output_problem(path, tab.session),
     )
     session = tab.session
 
