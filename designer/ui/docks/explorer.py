@@ -113,6 +113,7 @@ class ExplorerPanel(QWidget):
         self.model.modelReset.connect(self._after_reset)
         self.status = QLabel()
         self.status.setStyleSheet("color: palette(mid); padding: 2px;")
+        self.status.setWordWrap(True)  # one line of the longest text widened the window
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)

@@ -90,6 +90,7 @@ class TypeCheckPanel(QWidget):
         self.table.doubleClicked.connect(self._double_clicked)
         self.status = QLabel()
         self.status.setStyleSheet("color: palette(mid); padding: 2px;")
+        self.status.setWordWrap(True)  # a long idle text must not widen the window
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
