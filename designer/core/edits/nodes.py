@@ -60,8 +60,11 @@ class AddNode(Edit):
         if not self.op_type:
             raise EditError("a node needs an operator type")
         node_names = scope.node_names()
-        if self.name is None:
-            name = unique_name(self.op_type, node_names)
+        if self.name is None:  # unique in the whole model, as tensor names are: a profile,
+            # a TensorRT layer or a report names a node by its name alone (an If branch's
+            # "Relu" was merged with the main graph's in the ORT report)
+            everywhere = {n.name for other in doc.scopes() for n in other.proto.node}
+            name = unique_name(self.op_type, everywhere)
         else:
             require_identifier(self.name, "node")
             if self.name in node_names:
