@@ -133,3 +133,17 @@ def test_output_element_type_and_unknown_size(window: MainWindow, bert: Path, qt
     tab.session.undo_stack.undo()
     tab.session.undo_stack.undo()
     assert doc.model.SerializeToString() == before
+
+
+def test_the_checked_type_follows_the_check_after_a_shape_edit(
+    window: MainWindow, bert: Path, qtbot: QtBot
+) -> None:
+    """The panel rebuilt on the edit showed the old checked type until reselected."""
+    tab = open_model(window, bert, qtbot)
+    panel = _panel(window, tab, qtbot, "input", "input_ids")
+    assert "batch" in panel.checked_label.text()
+    checked = tab.session.check_result
+    _commit_shape(panel, "[1, 'seq']")
+    panel = _rebuilt(window, qtbot, panel, "[1, 'seq']")
+    qtbot.waitUntil(lambda: tab.session.check_result is not checked, timeout=30_000)
+    qtbot.waitUntil(lambda: panel.checked_label.text().startswith("int64[1, "), timeout=5_000)

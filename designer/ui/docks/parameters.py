@@ -84,7 +84,7 @@ class ParametersDock(QDockWidget):
         self._timer.start()  # rebuild after the signal, never inside a field's own handler
 
     def _checked(self, _result: object) -> None:
-        if isinstance(self.panel, NodePanel):
+        if isinstance(self.panel, NodePanel | IOPanel):
             self.panel.refresh_types()
         elif isinstance(self.panel, ScopePanel):
             self._timer.start()  # its inputs and outputs show the new types

@@ -69,8 +69,8 @@ class IOPanel(QWidget):
         self.base_type = self._editable_type(proto)
         if self.base_type is not None:
             self._add_type_fields(form, self.base_type)
-        checked = type_text(proto) if proto is not None else "? (not inferred)"
-        form.addRow("Checked type" if self.base_type is not None else "Type", QLabel(checked))
+        self.checked_label = QLabel(self._checked_text())
+        form.addRow("Checked type" if self.base_type is not None else "Type", self.checked_label)
         form.addRow("Used by", _wrapped(self._users()))
         if kind == "outer":
             value = outer_values(session.doc, scope_id).get(name)
@@ -80,6 +80,16 @@ class IOPanel(QWidget):
             self.trt_section = InputTrtSection(session, name)
             layout.addWidget(self.trt_section)
         layout.addStretch(1)
+
+    def _checked_text(self) -> str:
+        result = self.session.check_result
+        proto = result.type_of(self.scope_id, self.name) if result is not None else None
+        return type_text(proto) if proto is not None else "? (not inferred)"
+
+    def refresh_types(self) -> None:
+        """Show the type of the latest check (it arrives after an edit of this value's
+        shape: the panel, built at once on the edit, showed the old one)."""
+        self.checked_label.setText(self._checked_text())
 
     def _editable_type(self, inferred: onnx.TypeProto | None) -> onnx.TypeProto | None:
         """The tensor type the element type and shape fields start from: the declared one,
