@@ -177,10 +177,25 @@ def load_npy(path: Path | str, elem_type: int) -> np.ndarray:
     """Read a ``.npy`` file whose dtype must match ``elem_type`` exactly (no pickles)."""
     path = Path(path)
     try:
-        array = np.load(path, allow_pickle=False)
+        with path.open("rb") as f:
+            head = f.read(6)
     except FileNotFoundError:
         raise TensorGenError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise TensorGenError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if not head.startswith((b"\x93NUMPY", b"PK")):  # a .npy, or a .npz (said below)
+        # numpy would say "pickled (object) data … allow_pickle=": advice for programmers
+        raise TensorGenError(
+            f"{path}: not a .npy file (it does not start with NumPy's header); save the "
+            "array with numpy.save"
+        )
+    try:
+        array = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
+        if "allow_pickle" in str(exc):
+            raise TensorGenError(
+                f"{path}: holds Python objects, not numbers; save a numeric array with numpy.save"
+            ) from None
         raise TensorGenError(f"{path}: not a readable .npy file ({exc})") from None
     if not isinstance(array, np.ndarray):
         raise TensorGenError(f"{path}: holds several arrays; save one array with numpy.save")

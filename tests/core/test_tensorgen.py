@@ -78,7 +78,7 @@ def test_load_npy_checks_dtype(tmp_path: Path) -> None:
     with pytest.raises(TensorGenError, match=r"float32.*INT64 needs int64"):
         load_npy(path, T.INT64)
     (tmp_path / "junk.npy").write_bytes(b"not numpy")
-    with pytest.raises(TensorGenError, match="not a readable"):
+    with pytest.raises(TensorGenError, match=r"not a \.npy file"):
         load_npy(tmp_path / "junk.npy", T.FLOAT)
     with pytest.raises(TensorGenError, match="no such file"):
         load_npy(tmp_path / "missing.npy", T.FLOAT)

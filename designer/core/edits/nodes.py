@@ -229,7 +229,14 @@ class SetNodeInput(_NodeListEdit):
 
     def __init__(self, scope_id: ScopeId, key: int, slot: int, name: str) -> None:
         super().__init__(scope_id, key, slot, name)
-        self.label = f"Connect input {slot}" if name else f"Disconnect input {slot}"
+        self.label = f"Connect {name} to input {slot}" if name else f"Disconnect input {slot}"
+
+    def _validate(self, doc: Document, node: onnx.NodeProto) -> None:
+        """Name the node in the label, once it is known (History listed six identical
+        "Connect input 0" steps)."""
+        who = node.name or node.op_type
+        what = f"Connect {self.name} to" if self.name else "Disconnect"
+        self.label = f"{what} {who} input {self.slot}"
 
     def _plan(self, doc: Document) -> list[Reorder]:
         if not self.name:
