@@ -75,3 +75,23 @@ def test_menus_and_canvas_menu_offer_them(
     assert "add_graph_input" in window.actions_by_name
     texts = [a.text() for a in window.canvas_menu(tab, QPointF(0, 0)).actions()]
     assert "Add Graph Input Here…" in texts and "Make Graph &Outputs" in texts
+
+
+def test_a_new_input_at_the_view_centre_covers_no_node(
+    window: MainWindow, resnet_path: Path, qtbot: QtBot
+) -> None:
+    """Add Graph Input… placed the input at the view's centre, on the node there."""
+    from PySide6.QtCore import QRectF
+
+    from designer.ui.tools.graph_io import _scene_point
+
+    tab = open_model(window, resnet_path, qtbot)
+    view = tab.view
+    item = next(iter(view.canvas.node_items.values()))
+    view.centerOn(item.sceneBoundingRect().center())  # a node right at the centre
+    at = _scene_point(view)
+    box = QRectF(at.x(), at.y(), 120, 40)
+    covered = [
+        k for k, i in view.canvas.node_items.items() if i.sceneBoundingRect().intersects(box)
+    ]
+    assert not covered, covered

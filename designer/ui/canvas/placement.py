@@ -204,12 +204,12 @@ def place_missing(
             x, y = right, 0.0
             right += w + NODE_GAP
         if len(missing) <= _FREE_SPOT_LIMIT:  # O(n) per node: only for a few new nodes
-            x, y = _free_spot(x, y, w, h, placed, sizes)
+            x, y = free_spot(x, y, w, h, placed, sizes)
         placed[key] = new[key] = (float(round(x)), float(round(y)))
     return new
 
 
-def _free_spot(
+def free_spot(
     x: float, y: float, w: float, h: float, placed: Mapping[int, Point], sizes: Mapping[int, Size]
 ) -> Point:
     """Shift (x, y) right until the box no longer overlaps a placed node on that row."""

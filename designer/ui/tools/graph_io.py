@@ -146,7 +146,22 @@ class AddInputDialog(QDialog):
 
 
 def _scene_point(view: CanvasView) -> QPointF:
-    return view.mapToScene(view.viewport().rect().center())
+    return free_scene_point(view, view.mapToScene(view.viewport().rect().center()))
+
+
+def free_scene_point(
+    view: CanvasView, at: QPointF, width: float = 120.0, height: float = 40.0
+) -> QPointF:
+    """The top-left corner for a new box centred near ``at``, moved right until it covers
+    no drawn node on its row (a new input or node at the view's centre landed on whatever
+    node was there)."""
+    from designer.ui.canvas.placement import free_spot
+
+    items = view.canvas.node_items
+    placed = {k: (i.pos().x(), i.pos().y()) for k, i in items.items()}
+    sizes = {k: (i.width, i.height) for k, i in items.items()}
+    x, y = free_spot(at.x() - width / 2, at.y() - height / 2, width, height, placed, sizes)
+    return QPointF(x, y)
 
 
 def add_input(window: MainWindow, at: QPointF | None = None) -> None:

@@ -17,6 +17,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QLabel, QLineEdit, QListView, QVBoxLayout, QWidget
 
+from designer.ui.canvas import style as st
 from designer.ui.canvas.view import CanvasView
 from designer.ui.docks.palette import add_operator
 from designer.ui.qtmodels.palette_model import (
@@ -28,6 +29,7 @@ from designer.ui.qtmodels.palette_model import (
     imports_contrib,
     palette_entries,
 )
+from designer.ui.tools.graph_io import free_scene_point
 
 if TYPE_CHECKING:
     from designer.ui.main_window import MainWindow
@@ -139,10 +141,14 @@ def open_quick_add(window: MainWindow, global_pos: QPoint | None = None) -> Quic
         return None
     pos = QCursor.pos() if global_pos is None else global_pos
     local = view.viewport().mapFromGlobal(pos)
+    at = view.mapToScene(local)
     if not view.viewport().rect().contains(local):
         local = view.viewport().rect().center()
         pos = view.viewport().mapToGlobal(local)
-    popup = QuickAddPopup(view, view.mapToScene(local), window)
+        # not where the user points: a free spot near the centre, not on the node there
+        w, h = st.MIN_WIDTH, st.OP_HEIGHT  # the popup places the node centred on ``at``
+        at = free_scene_point(view, view.mapToScene(local), w, h) + QPointF(w / 2, h / 2)
+    popup = QuickAddPopup(view, at, window)
     popup.move(pos)
     popup.show()
     popup.search.setFocus()
