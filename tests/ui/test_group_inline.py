@@ -194,3 +194,43 @@ def test_group_refused_while_a_tab_has_unconfirmed_edits(window, save_model, mon
 def keys_named_in(doc: Document, scope_id, names: tuple[str, ...]) -> list[int]:  # type: ignore[no-untyped-def]
     by_name = {node.name: key for key, node in doc.scope(scope_id).nodes()}
     return [by_name[n] for n in names]
+
+
+def test_group_takes_the_hidden_constants_only_its_nodes_read(  # type: ignore[no-untyped-def]
+    window, tmp_path: Path, monkeypatch, qtbot
+):
+    """A layer grouped with Constants hidden left its 13 Constants outside: each became an
+    input of the function (21 of 39 inputs), and the result depended on a view setting."""
+    import shutil
+
+    from helpers.shared import model as shared_model
+
+    path = tmp_path / "bert.onnx"
+    shutil.copy(shared_model("bert_4l_h64.torchscript.onnx"), path)
+    original = onnx.load(str(path))
+    window.open_files([path])
+    tab = window.tab()
+    doc = tab.session.doc
+    layer = [k for k, n in doc.scope().nodes() if n.name.startswith("/m/encoder/layer.1/")]
+    constants = {k for k in layer if doc.scope().node(k).op_type == "Constant"}
+    names = {doc.scope().node(k).name for k in constants}
+    assert constants  # hidden on the canvas: not selectable there
+    drawn = [k for k in layer if k not in constants]
+    select(window, qtbot, drawn)
+    monkeypatch.setattr(tool, "ask_group_names", lambda *_a: ("Layer1", "local"))
+    window.actions_by_name["group_into_function"].trigger()
+    assert not window.errors
+    (fn,) = [f for f in doc.model.functions if f.name == "Layer1"]
+    body_constants = {n.name for n in fn.node if n.op_type == "Constant"}
+    assert names <= body_constants  # (and those of other names only the layer reads)
+    assert not [i for i in fn.input if "Constant" in i]
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 100, (1, 8)).astype(np.int64)
+    feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+
+    def outputs(model: onnx.ModelProto) -> list[np.ndarray]:
+        opts = ["CPUExecutionProvider"]
+        return ort.InferenceSession(model.SerializeToString(), providers=opts).run(None, feeds)
+
+    for got, want in zip(outputs(doc.model), outputs(original), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

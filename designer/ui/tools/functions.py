@@ -24,6 +24,7 @@ from designer.core.edits import Edit
 from designer.core.edits.functions import GroupIntoFunction, InlineFunctionCall
 from designer.core.functions import called_function
 from designer.core.names import identifier_problem, unique_name
+from designer.core.view_groups import constants_feeding_only
 from designer.ui.canvas.view import CanvasView
 from designer.ui.dialogs.new_function import DEFAULT_DOMAIN, domain_problem
 from designer.ui.diff import last_step
@@ -144,6 +145,9 @@ def group_selection(window: MainWindow, view: CanvasView | None = None) -> int |
     if not keys:
         window.statusBar().showMessage("Select the nodes to group into a function", 5000)
         return None
+    # the Constants only these nodes read go in too, drawn or hidden: left out, each became
+    # an input of the function, and the result depended on "Show All Constants"
+    keys += constants_feeding_only(view.session.doc, view.scope_id, keys)
     names = ask_group_names(window, view.session.doc, len(keys))
     if names is None:
         return None
