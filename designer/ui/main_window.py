@@ -407,7 +407,11 @@ class MainWindow(QMainWindow):
         i = self.tabs.indexOf(tab)
         if tab.scope_id == MAIN_SCOPE and tab.session.modified:
             answer = self.ask_save_changes(tab)
-            if answer == "cancel" or (answer == "save" and not self.save(tab, closing=True)):
+            if answer == "cancel":
+                return False
+            if answer in ("save", "save_as") and not self.save(
+                tab, save_as=answer == "save_as", closing=True
+            ):
                 return False
         recovery.remove_recovery(tab.recovery_id)
         self.tabs.removeTab(i)
@@ -421,22 +425,28 @@ class MainWindow(QMainWindow):
         return True
 
     def ask_save_changes(self, tab: DocumentTab) -> str:
-        """'save', 'discard' or 'cancel' for a modified document being closed."""
-        buttons = (
-            QMessageBox.StandardButton.Save
-            | QMessageBox.StandardButton.Discard
-            | QMessageBox.StandardButton.Cancel
-        )
-        answer = QMessageBox.question(
-            self,
+        """'save', 'save_as', 'discard' or 'cancel' for a modified document being closed
+        (Save As… is there for a model whose folder cannot be written any more: Save
+        fails there, and Cancel then Save As was the only way to keep the work)."""
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
             "Unsaved changes",
             f"{tab.session.title.rstrip('*')} has unsaved changes. Save them?",
-            buttons,
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel,
+            self,
         )
+        save_as = box.addButton("Save As…", QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Save)
+        box.exec()
+        clicked = box.clickedButton()
+        if clicked is save_as:
+            return "save_as"
         return {
-            QMessageBox.StandardButton.Save: "save",
-            QMessageBox.StandardButton.Discard: "discard",
-        }.get(answer, "cancel")
+            box.button(QMessageBox.StandardButton.Save): "save",
+            box.button(QMessageBox.StandardButton.Discard): "discard",
+        }.get(clicked, "cancel")
 
     def show_error(self, title: str, message: str) -> None:
         """A message box, or, where nobody can click one (``headless_errors`` set, as by

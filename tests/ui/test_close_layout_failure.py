@@ -39,3 +39,35 @@ def test_a_layout_that_cannot_be_written_keeps_the_tab_open(
     assert not tab.banner.isVisibleTo(tab)  # the old warning is gone with the problem
     assert blocker.is_file()
     assert window.close_tab()
+
+
+def test_the_close_prompt_offers_save_as(window: MainWindow, qtbot: QtBot, tmp_path: Path) -> None:
+    """A model whose folder cannot be written any more could only be rescued by Cancel,
+    then Save As: the prompt offers Save As… itself (the real message box, clicked)."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    path = tmp_path / "sq.onnx"
+    shutil.copy(model("squeezenet1_0.torchscript.onnx"), path)
+    window.open_files([path])
+    tab = window.tab()
+    assert tab is not None
+    tab.session.push(SetMetadataProp("note", "rescued"))
+    elsewhere = tmp_path / "elsewhere.onnx"
+    window.choose_save_path = lambda tab, current: elsewhere  # type: ignore[method-assign]
+    seen: list[list[str]] = []
+
+    def click_save_as() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(20, click_save_as)
+            return
+        seen.append([b.text() for b in box.buttons()])
+        next(b for b in box.buttons() if b.text() == "Save As…").click()
+
+    QTimer.singleShot(0, click_save_as)
+    assert MainWindow.ask_save_changes(window, tab) == "save_as"
+    assert seen and "Save As…" in seen[0]
+    window.ask_save_changes = lambda tab: "save_as"  # type: ignore[method-assign]
+    assert window.close_tab()
+    assert b"rescued" in elsewhere.read_bytes() and b"rescued" not in path.read_bytes()
