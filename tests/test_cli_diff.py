@@ -71,3 +71,30 @@ def test_usage_and_unreadable_files_exit_2(tmp_path: Path) -> None:
     assert len(lines) == 1 and "bad.onnx" in lines[0] and "Traceback" not in result.stderr
     missing = run("diff", tmp_path / "missing.onnx", SQUEEZENET)
     assert missing.returncode == 2 and "file not found" in missing.stderr
+
+
+def test_metadata_changes_exit_1_and_counts_add_up(tmp_path: Path) -> None:
+    """QA model-ops 6/7: a stored TensorRT layer precision (node metadata) or a graph
+    metadata entry is a difference (exit 1), in text and JSON; the counts add up."""
+    model = onnx.load(SQUEEZENET)
+    conv = next(n for n in model.graph.node if n.op_type == "Conv")
+    conv.metadata_props.add(key="onnx_designer.tensorrt.precision", value="fp16")
+    model.graph.metadata_props.add(key="gk", value="gv")
+    model.opset_import[0].version += 1
+    changed = tmp_path / "changed.onnx"
+    onnx.save(model, changed)
+    result = run("diff", SQUEEZENET, changed)
+    assert result.returncode == 1, result.stderr
+    assert (
+        "3 difference(s): 1 node changed, 1 opset change(s), 1 metadata change(s);" in result.stdout
+    )
+    assert "metadata onnx_designer.tensorrt.precision: added fp16" in result.stdout
+    assert "graph metadata gk: added gv" in result.stdout
+    data = json.loads(run("diff", SQUEEZENET, changed, "--json").stdout)
+    assert data["change_count"] == 3
+    assert [f["field"] for f in data["graph"]["nodes"]["changed"][0]["fields"]] == [
+        "metadata onnx_designer.tensorrt.precision"
+    ]
+    assert [m["field"] for m in data["metadata"]] == ["graph metadata gk"]
+    same = run("diff", changed, changed)
+    assert same.returncode == 0 and "identical" in same.stdout

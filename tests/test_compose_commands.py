@@ -75,3 +75,46 @@ def test_compose_errors_are_one_line(tmp_path: Path) -> None:
     assert not out.exists()
     usage = run("compose", a, b, out)
     assert usage.returncode == 2 and "--map" in usage.stderr
+
+
+def _if_model(path: Path) -> Path:
+    """c, x -> If(c): x + w / x - w -> y; the branches read the outer ``x`` and ``w``."""
+    then = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["o1"], name="then_add")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("o1", TensorProto.FLOAT, [2, 3])],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Sub", ["x", "w"], ["o2"], name="else_sub")],
+        "else",
+        [],
+        [helper.make_tensor_value_info("o2", TensorProto.FLOAT, [2, 3])],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], name="if0", then_branch=then, else_branch=other)],
+        "IfM",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(np.full((2, 3), 0.5, np.float32), "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+def test_compose_if_models_with_prefixes(tmp_path: Path) -> None:
+    """QA model-ops 8: the prefixes reach the If branches' reads of outer values."""
+    a = _if_model(tmp_path / "if.onnx")
+    out = tmp_path / "ifif.onnx"
+    result = run("compose", a, a, out, "--map", "y:x", "--prefix-a", "a/", "--prefix-b", "b/")
+    assert result.returncode == 0, result.stderr
+    onnx.checker.check_model(str(out), full_check=True)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    feeds = {"a/c": np.array(True), "a/x": x, "b/c": np.array(True)}
+    np.testing.assert_allclose(session.run(["b/y"], feeds)[0], x + 1.0)

@@ -1,7 +1,8 @@
 """Compose two models: outputs of A feed inputs of B, checked and written as one model.
 
-``onnx.compose`` does the wiring (:func:`onnx.compose.merge_graphs`, ``add_prefix``); this
-module checks first and says in one line what is wrong:
+``onnx.compose`` does the wiring (:func:`onnx.compose.merge_graphs`); names are prefixed
+by :func:`designer.core.compose_ports.prefix_model` (subgraphs included). This module
+checks first and says in one line what is wrong:
 
 - every mapped output exists in A and every mapped input in B (each input wired once);
 - each pair's types fit (:func:`designer.core.compose_ports.pair_problem`);
@@ -9,7 +10,10 @@ module checks first and says in one line what is wrong:
   default domain by converting the older model up with onnx's version converter; other
   domains cannot be converted, and the error names them. The IR version is the newer one;
 - names both models use (values, initializers, nodes, local functions) need prefixes:
-  ``prefix_a``/``prefix_b`` are applied to every name of A/B (the error lists collisions);
+  ``prefix_a``/``prefix_b`` are applied to every name of A/B, in If/Loop/Scan bodies too
+  (the error lists collisions);
+- model and graph ``metadata_props`` of both are kept (A's value where a key differs,
+  logged);
 - the result passes the type checker (onnx's checker and ours) before it is written.
 
 External weights stay external: the result reads them from A's folder (B's where only B
@@ -21,14 +25,20 @@ project's atomic save (:func:`designer.core.io.write_model`).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import onnx
 from onnx import compose, helper, version_converter
 
-from designer.core.compose_ports import collisions, graph_inputs, graph_outputs, pair_problem
+from designer.core.compose_ports import (
+    collisions,
+    graph_inputs,
+    graph_outputs,
+    pair_problem,
+    prefix_model,
+)
 from designer.core.errors import DesignerError
 from designer.core.io.external import is_external, iter_model_tensors, read_external_bytes
 from designer.core.memory import require
@@ -187,9 +197,9 @@ def compose_models(
         raise ComposeError("a model with external data needs its folder to be composed")
     a, b = reconcile_opsets(a, b, notes)
     if prefix_a:
-        a = compose.add_prefix(a, prefix_a)
+        prefix_model(a, prefix_a)
     if prefix_b:
-        b = compose.add_prefix(b, prefix_b)
+        prefix_model(b, prefix_b)
     wired = [(prefix_a + o, prefix_b + i) for o, i in io_map]
     try:
         graph = compose.merge_graphs(a.graph, b.graph, wired, name=f"{a.graph.name}+{b.graph.name}")
@@ -204,12 +214,15 @@ def compose_models(
     )
     model.functions.extend(a.functions)
     model.functions.extend(b.functions)
-    props = {p.key: p.value for p in b.metadata_props}
-    for p in a.metadata_props:
-        if props.get(p.key, p.value) != p.value:
-            notes.append(f"metadata '{p.key}' differs; A's value kept")
-        props[p.key] = p.value
-    helper.set_model_props(model, props)
+    helper.set_model_props(
+        model, _merged_props(a.metadata_props, b.metadata_props, "metadata", notes)
+    )
+    graph_props = _merged_props(
+        a.graph.metadata_props, b.graph.metadata_props, "graph metadata", notes
+    )
+    model.graph.metadata_props.extend(
+        onnx.StringStringEntryProto(key=k, value=v) for k, v in graph_props.items()
+    )
     problem = _first_error(model, source_dir)
     if problem is not None:
         raise ComposeError(f"the composed model is not valid ({problem}); nothing was written")
@@ -219,6 +232,25 @@ def compose_models(
         f"{len(model.graph.input)} input(s), {len(model.graph.output)} output(s)",
     )
     return ComposeResult(model, source_dir, notes)
+
+
+def _merged_props(
+    a: Iterable[onnx.StringStringEntryProto],
+    b: Iterable[onnx.StringStringEntryProto],
+    what: str,
+    notes: list[str],
+) -> dict[str, str]:
+    """A's ``metadata_props`` entries, then B's other keys. A key both hold with different
+    values keeps A's (the model that runs first, as for the model metadata) and is logged,
+    so nothing is dropped unsaid: exporters keep real data there (torch's
+    ``pkg.torch.export.*`` graph metadata, the designer's TensorRT profiles)."""
+    merged = {p.key: p.value for p in a}
+    for p in b:
+        if p.key not in merged:
+            merged[p.key] = p.value
+        elif merged[p.key] != p.value:
+            notes.append(f"{what} '{p.key}' differs in A and B; A's value kept")
+    return merged
 
 
 def _copy(model: onnx.ModelProto) -> onnx.ModelProto:

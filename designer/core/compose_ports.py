@@ -14,6 +14,7 @@ import onnx
 from onnx import compose
 
 from designer.core.transforms.dtypes import type_name
+from designer.core.walk import iter_nodes, nested_graphs
 
 #: One dimension: a size, a symbolic name, or None when unknown.
 Dim = int | str | None
@@ -164,5 +165,54 @@ def _prefixed_graph(model: onnx.ModelProto, prefix: str) -> onnx.GraphProto:
         sparse.values.name = s.values.name
         sparse.indices.name = s.indices.name
     if prefix:
-        compose.add_prefix_graph(graph, prefix, inplace=True)
+        prefix_graph(graph, prefix)
     return graph
+
+
+def prefix_graph(graph: onnx.GraphProto, prefix: str) -> None:
+    """Put ``prefix`` before every non-empty name of ``graph`` and of every graph nested in
+    it, in place: node names, node inputs and outputs, graph inputs, outputs, initializers,
+    sparse initializers, value_info and quantization annotations.
+
+    Every name at every depth gets the same prefix, so an If/Loop/Scan body that reads an
+    outer value (``x``, an initializer ``w``) still finds it (``a/x``, ``a/w``) and names
+    defined inside a body stay distinct from the other model's. ``onnx.compose.add_prefix``
+    renames a body before the outer initializers are known and leaves such reads dangling.
+    Cost: one pass over the names of every graph."""
+    for sub in nested_graphs(graph):
+        _prefix_one_graph(sub, prefix)
+
+
+def _prefix_one_graph(graph: onnx.GraphProto, prefix: str) -> None:
+    """One graph's own names (not those of the graphs its nodes hold)."""
+
+    def named(name: str) -> str:
+        return prefix + name if name else name
+
+    for node in graph.node:
+        node.name = named(node.name)
+        node.input[:] = [named(n) for n in node.input]
+        node.output[:] = [named(n) for n in node.output]
+    for value in (*graph.input, *graph.output, *graph.value_info, *graph.initializer):
+        value.name = named(value.name)
+    for sparse in graph.sparse_initializer:
+        sparse.values.name = named(sparse.values.name)
+        sparse.indices.name = named(sparse.indices.name)
+    for note in graph.quantization_annotation:
+        note.tensor_name = named(note.tensor_name)
+
+
+def prefix_model(model: onnx.ModelProto, prefix: str) -> None:
+    """:func:`prefix_graph` on the main graph, and ``prefix`` before the name of every
+    local function and of every call to one (in the main graph, its subgraphs and the
+    function bodies, subgraphs included), in place. A function body's own value names are
+    local to it and stay as they are."""
+    prefix_graph(model.graph, prefix)
+    local = {(f.domain, f.name) for f in model.functions}
+    if not local:
+        return
+    for fn in model.functions:
+        fn.name = prefix + fn.name
+    for node in iter_nodes(model):
+        if (node.domain, node.op_type) in local:
+            node.op_type = prefix + node.op_type

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import onnx
 
-from designer.core.diff.nodes import Matcher, Side, compare_nodes, node_info
+from designer.core.diff.nodes import Matcher, Side, compare_nodes, metadata_changes, node_info
 from designer.core.diff.records import FieldChange, GraphDiff, ModelDiff
 from designer.core.diff.tensors import diff_initializers
 from designer.core.diff.values import format_type
@@ -130,11 +130,20 @@ def _metadata(a: onnx.ModelProto, b: onnx.ModelProto) -> list[FieldChange]:
             out.append(FieldChange(name, x, y))
     if a.graph.name != b.graph.name:
         out.append(FieldChange("graph name", a.graph.name, b.graph.name))
-    pa = {p.key: p.value for p in a.metadata_props}
-    pb = {p.key: p.value for p in b.metadata_props}
-    for key in sorted(pa.keys() | pb.keys()):
-        if pa.get(key) != pb.get(key):
-            out.append(FieldChange(f"metadata {key}", pa.get(key), pb.get(key)))
+    out.extend(metadata_changes(a.metadata_props, b.metadata_props))
+    out.extend(metadata_changes(a.graph.metadata_props, b.graph.metadata_props, "graph metadata"))
+    return out
+
+
+def _function_metadata(
+    fa: Mapping[str, onnx.FunctionProto], fb: Mapping[str, onnx.FunctionProto]
+) -> list[FieldChange]:
+    """``metadata_props`` of the local functions both models have (``function ID metadata
+    KEY``): a function's own metadata, not its body, so it is listed with the metadata."""
+    out: list[FieldChange] = []
+    for name in sorted(fa.keys() & fb.keys()):
+        prefix = f"function {name} metadata"
+        out.extend(metadata_changes(fa[name].metadata_props, fb[name].metadata_props, prefix))
     return out
 
 
@@ -175,7 +184,7 @@ def diff_models(
         b=b_label,
         graph=graph,
         opsets=tuple(_opsets(a, b)),
-        metadata=tuple(_metadata(a, b)),
+        metadata=(*_metadata(a, b), *_function_metadata(fa, fb)),
         functions_added=tuple(sorted(fb.keys() - fa.keys())),
         functions_removed=tuple(sorted(fa.keys() - fb.keys())),
         functions_changed=tuple(changed),

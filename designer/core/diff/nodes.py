@@ -19,7 +19,7 @@ Costs: attributes are serialized once per node to compare them; tensors are comp
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import onnx
@@ -48,6 +48,24 @@ class Side:
             names.update(node.output)
         names.discard("")
         self.names = names
+
+
+def metadata_changes(
+    a: Iterable[onnx.StringStringEntryProto],
+    b: Iterable[onnx.StringStringEntryProto],
+    prefix: str = "metadata",
+) -> list[FieldChange]:
+    """Every ``metadata_props`` key whose value differs (added, removed, changed), sorted,
+    as ``PREFIX KEY`` fields: node metadata holds the designer's TensorRT layer precisions,
+    graph and model metadata its optimization profiles, so a change there is a real
+    difference of what gets built, not noise."""
+    pa = {p.key: p.value for p in a}
+    pb = {p.key: p.value for p in b}
+    return [
+        FieldChange(f"{prefix} {key}", pa.get(key), pb.get(key))
+        for key in sorted(pa.keys() | pb.keys())
+        if pa.get(key) != pb.get(key)
+    ]
 
 
 def node_info(node: onnx.NodeProto, index: int) -> NodeInfo:
@@ -299,6 +317,9 @@ def _compare(
                 sub = subgraph_diff(ga, gb, f"{scope}/{label}.{where}", matcher.b2a)
                 if not sub.identical:
                     subgraphs.append((where, sub))
+                fields.extend(
+                    metadata_changes(ga.metadata_props, gb.metadata_props, f"{where} metadata")
+                )
             continue
         if (
             x_attr is not None
@@ -314,6 +335,7 @@ def _compare(
                 None if y_attr is None else format_attribute(y_attr, x_attr),
             )
         )
+    fields.extend(metadata_changes(na.metadata_props, nb.metadata_props))
     if not fields and not subgraphs:
         return None
     return NodeChange(

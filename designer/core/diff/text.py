@@ -73,6 +73,25 @@ def count_text(diff: GraphDiff) -> str:
     return ", ".join(parts)
 
 
+def model_count_text(diff: ModelDiff) -> str:
+    """The main graph's :func:`count_text`, then opset, metadata and function changes: every
+    item of :attr:`ModelDiff.change_count` is counted once, so the parts add up to the total
+    said before them (empty when identical)."""
+    parts = [count_text(diff.graph)] if not diff.graph.identical else []
+    if diff.opsets:
+        parts.append(f"{len(diff.opsets)} opset change(s)")
+    if diff.metadata:
+        parts.append(f"{len(diff.metadata)} metadata change(s)")
+    for n, word in (
+        (len(diff.functions_added), "added"),
+        (len(diff.functions_removed), "removed"),
+        (len(diff.functions_changed), "changed"),
+    ):
+        if n:
+            parts.append(f"{n} function{'s' if n != 1 else ''} {word}")
+    return ", ".join(parts)
+
+
 def _graph_lines(diff: GraphDiff, indent: str) -> list[str]:
     lines: list[str] = []
 
@@ -107,14 +126,14 @@ def summary_text(diff: ModelDiff) -> str:
     lines = [f"A: {diff.a}", f"B: {diff.b}"]
     if diff.identical:
         lines.append(
-            "The models are identical (nodes, initializers, inputs/outputs, opsets, "
-            "metadata, functions)."
+            "The models are identical (nodes with their attributes and metadata, "
+            "initializers, inputs/outputs, opsets, model and graph metadata, functions)."
         )
         return "\n".join(lines)
     g = diff.graph
-    head = count_text(g) or "main graph identical"
     lines.append(
-        f"{diff.change_count} difference(s): {head}; {g.nodes_unchanged} node(s) unchanged"
+        f"{diff.change_count} difference(s): {model_count_text(diff)}; "
+        f"{g.nodes_unchanged} node(s) unchanged"
     )
     lines.extend(_graph_lines(g, ""))
     if diff.opsets:
