@@ -9,6 +9,7 @@ fraction, text)`` publishes progress and ``cancelled()`` says whether the user p
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import traceback
@@ -92,12 +93,13 @@ class _Runner(QRunnable):
         job.running = False
         job._done.set()
         kind, value = outcome
-        if kind == "finished":
-            job.finished.emit(value)
-        elif kind == "failed":
-            job.failed.emit(str(value))
-        else:
-            job.cancelled.emit()
+        with contextlib.suppress(RuntimeError):  # the job's owner (a closed dialog) is gone
+            if kind == "finished":
+                job.finished.emit(value)
+            elif kind == "failed":
+                job.failed.emit(str(value))
+            else:
+                job.cancelled.emit()
 
 
 def start_job(work: Work, parent: QObject | None = None) -> Job:

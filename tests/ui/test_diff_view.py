@@ -194,3 +194,18 @@ def test_colours_survive_a_layout_off_the_gui_thread(qtbot: QtBot) -> None:
     )
     assert fill(tab.left, changed.before.index) == COLORS["changed"]
     tab.close_tab_requested()
+
+
+def test_closing_while_comparing_opens_no_tab(window: MainWindow, qtbot: QtBot) -> None:
+    """Close during a comparison: its Compare tab opened a second later and took the focus."""
+    dialog = CompareModelsDialog(window)  # kept after Close (not deleted on close)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.a.setText(str(MODELS / "llama_24l_h64.torchscript.onnx"))
+    dialog.b.setText(str(MODELS / "llama_24l_h64.dynamo.onnx"))
+    job = dialog.run()
+    assert job is not None
+    dialog.reject()  # Close, at once
+    qtbot.waitUntil(lambda: job.wait(0), timeout=60_000)
+    qtbot.wait(200)
+    assert diff_tabs(window) == []

@@ -51,6 +51,7 @@ class CompareModelsDialog(QDialog):
         super().__init__(parent or window)
         self.window_ = window
         self.job: Job | None = None
+        self.dropped = False  # closed while comparing: the result is not shown
         self.setWindowTitle("Compare Models")
         self.setMinimumWidth(620)
         layout = QVBoxLayout(self)
@@ -123,6 +124,8 @@ class CompareModelsDialog(QDialog):
 
         def done(result: Loaded) -> None:
             self.job = None
+            if self.dropped:  # the user closed the dialog: no tab takes the focus later
+                return
             diff, ma, mb = result
             from designer.ui.diff import open_diff_tab
 
@@ -145,6 +148,13 @@ class CompareModelsDialog(QDialog):
             lambda _p, _c: load_and_diff(a, b), self, finished=done, failed=failed
         )
         return self.job
+
+    def reject(self) -> None:
+        """Close; a comparison under way is cancelled (its tab opened a second later)."""
+        if self.job is not None:
+            self.dropped = True
+            self.job.cancel()
+        super().reject()
 
 
 def open_compare_dialog(window: MainWindow) -> CompareModelsDialog:
