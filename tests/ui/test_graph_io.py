@@ -20,7 +20,7 @@ def test_shape_text() -> None:
     assert parse_shape("[1, 'batch', 224]") == [1, "batch", 224]
     assert parse_shape("  ") is None
     for bad in ("[1, -2]", "3", "[1.5]", "[true]"):
-        with pytest.raises(Exception, match="sizes"):
+        with pytest.raises(Exception, match=r"sizes? ≥ 0"):
             parse_shape(bad)
 
 
@@ -95,3 +95,16 @@ def test_a_new_input_at_the_view_centre_covers_no_node(
         k for k, i in view.canvas.node_items.items() if i.sceneBoundingRect().intersects(box)
     ]
     assert not covered, covered
+
+
+def test_a_bad_size_is_pointed_at() -> None:
+    """A wrong size was reported at position 0 (the bracket), not where it is."""
+    from designer.core.errors import ValueSyntaxError
+    from designer.ui.params.io_panel import parse_dims
+
+    with pytest.raises(ValueSyntaxError) as info:
+        parse_shape("[1, 3, 32, -5]")
+    assert info.value.position == 11 and "(item 4)" in str(info.value)
+    with pytest.raises(ValueSyntaxError) as info:
+        parse_dims("[1, ?, -5]")  # positions counted in the text as typed
+    assert info.value.position == 7

@@ -49,12 +49,42 @@ def parse_shape(text: str) -> list[int | str] | None:
     if not text.strip():
         return None
     value = parse_value(text)
-    if not isinstance(value, list) or any(
-        isinstance(d, bool) or not isinstance(d, int | str) or (isinstance(d, int) and d < 0)
-        for d in value
-    ):
-        raise ValueSyntaxError(text, 0, "a list of sizes ≥ 0 or 'names', e.g. [1, 'batch', 224]")
-    return list(value)  # type: ignore[arg-type]
+    expected = "a list of sizes ≥ 0 or 'names', e.g. [1, 'batch', 224]"
+    if not isinstance(value, list):
+        raise ValueSyntaxError(text, 0, expected)
+    for index, d in enumerate(value):
+        if isinstance(d, bool) or not isinstance(d, int | str) or (isinstance(d, int) and d < 0):
+            # at the wrong size itself, not at the bracket ([1, 3, 32, -5] said position 0)
+            where = _item_position(text, index)
+            raise ValueSyntaxError(text, where, f"a size ≥ 0 or a 'name' (item {index + 1})")
+    return [d for d in value if isinstance(d, int | str)]  # every item is one (checked)
+
+
+def _item_position(text: str, index: int) -> int:
+    """Where item ``index`` of the list ``text`` starts (top-level commas outside quotes)."""
+    depth, quoted, escaped, item = 0, False, False, 0
+    for i, ch in enumerate(text):
+        if quoted:
+            escaped, quoted = (False, True) if escaped else (ch == "\\", ch != "'")
+        elif ch == "'":
+            quoted = True
+        elif ch in "[(":
+            depth += 1
+            if depth == 1 and item == index:
+                return _skip_space(text, i + 1)
+        elif ch in "])":
+            depth -= 1
+        elif ch == "," and depth == 1:
+            item += 1
+            if item == index:
+                return _skip_space(text, i + 1)
+    return 0
+
+
+def _skip_space(text: str, i: int) -> int:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    return i
 
 
 def add_input_edit(
