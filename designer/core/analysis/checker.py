@@ -15,6 +15,7 @@ from designer.core.analysis.inference import (
     OnnxCalls,
     weightless_copy,
 )
+from designer.core.analysis.op_shapes import op_shape_diagnostics
 from designer.core.analysis.structure import Finding, ScopeChecker
 from designer.core.document import Document
 from designer.core.schema import OpSchemaInfo, SchemaRegistry, default_registry
@@ -118,8 +119,10 @@ def check_document(
     findings: dict[tuple[object, ...], tuple[Finding, ...]] = {}
     diagnostics: list[Diagnostic] = []
     keys: dict[ScopeId, list[int]] = {}
+    titled: list[tuple[Scope, str]] = []
     for scope in doc.scopes():
         title = scope_title(doc, scope)
+        titled.append((scope, title))
         if scope.id.function is not None:
             fn = doc.function(*scope.id.function)
             opsets = {o.domain: o.version for o in fn.opset_import}
@@ -168,9 +171,21 @@ def check_document(
                     doc.model.graph.name or "main",
                 )
             )
+    result = CheckResult(diagnostics, inferred, keys)
+    if inferred is not None:
+        diagnostics.extend(_op_shape_errors(result, titled, model_opsets.get("", 0)))
     diagnostics.extend(trt_diagnostics(doc))
     diagnostics.sort(key=lambda d: -d.severity)
-    return CheckResult(diagnostics, inferred, keys)
+    return result
+
+
+def _op_shape_errors(
+    result: CheckResult, titled: list[tuple[Scope, str]], opset: int
+) -> list[Diagnostic]:
+    """The operator shape rules onnx's inference leaves out (:mod:`op_shapes`), on the
+    inferred types; nodes already in error are not blamed twice."""
+    flagged = {(d.scope, d.node_key) for d in result.diagnostics if d.severity == Severity.ERROR}
+    return list(op_shape_diagnostics(titled, result.types, opset, lambda s, k: (s, k) in flagged))
 
 
 def _infer_around_errors(
