@@ -127,3 +127,52 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert both.returncode == 2
     help_text = run("extract", "--help")
     assert help_text.returncode == 0 and "onnx-designer extract" in help_text.stdout
+
+
+def test_index_with_function_is_a_usage_error(tmp_path: Path) -> None:
+    """``--index`` selects an element of a node's GRAPHS attribute; with ``--function`` it
+    was silently ignored."""
+    source = _save(function_model(), tmp_path / "fn.onnx")
+    out = tmp_path / "out.onnx"
+    for index in ("3", "-1"):
+        result = run(
+            "extract", source, out, "--function", f"{FN_DOMAIN}:ScaledAdd", "--index", index
+        )
+        assert result.returncode == 2
+        assert "--index goes with --node and --attribute, not --function" in result.stderr
+    assert not out.exists()
+
+
+def test_extract_an_unshaped_loop_body(tmp_path: Path) -> None:
+    """A Loop body declaring its inputs and outputs without shapes (torch's form) becomes a
+    valid model: inputs shaped by the Loop's signature, outputs by inference."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["acc", "X"], ["acc_out"], name="body_add"),
+            helper.make_node("Identity", ["cond"], ["cond_out"], name="body_id"),
+        ],
+        "body",
+        [
+            tensor_info("i", TensorProto.INT64, None),
+            tensor_info("cond", TensorProto.BOOL, None),
+            tensor_info("acc", shape=None),
+        ],
+        [tensor_info("cond_out", TensorProto.BOOL, None), tensor_info("acc_out", shape=None)],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["n", "", "A"], ["Y"], name="loop0", body=body)],
+        "LoopU",
+        [tensor_info("n", TensorProto.INT64, []), tensor_info("A"), tensor_info("X")],
+        [tensor_info("Y")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 10
+    source = _save(model, tmp_path / "loop.onnx")
+    out = tmp_path / "body.onnx"
+    result = run("extract", source, out, "--node", "loop0", "--attribute", "body")
+    assert result.returncode == 0, result.stderr
+    onnx.checker.check_model(str(out), full_check=True)
+    a = np.full((2, 3), 2.0, dtype=np.float32)
+    feeds = {"i": np.array(0, np.int64), "cond": np.array(True), "acc": a, "X": a}
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(session.run(["acc_out"], feeds)[0], a * 2)

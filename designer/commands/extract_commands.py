@@ -15,6 +15,8 @@ def _extract(args: argparse.Namespace) -> int:
         args.parser.error("--node needs --attribute")
     if args.function is not None and args.attribute:
         args.parser.error("--attribute goes with --node, not --function")
+    if args.function is not None and args.index is not None:
+        args.parser.error("--index goes with --node and --attribute, not --function")
     refuse_input(Path(args.output), Path(args.model), error=ExtractError)
     doc = open_document(args.model)
     if args.function is not None:
@@ -29,7 +31,8 @@ def _extract(args: argparse.Namespace) -> int:
             domain = matches[0].domain
         model = extract_function(doc, domain, name)
     else:
-        model = extract_subgraph(doc, args.node, args.attribute, args.index)
+        index = -1 if args.index is None else args.index
+        model = extract_subgraph(doc, args.node, args.attribute, index)
     report = write_model(model, args.output, doc.base_dir)
     graph = model.graph
     print(
@@ -55,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     which.add_argument("--function", metavar="DOMAIN:NAME", help="a local function")
     parser.add_argument("--attribute", help="the node's graph attribute (with --node)")
     parser.add_argument(
-        "--index", type=int, default=-1, help="element of a GRAPHS attribute (default: none)"
+        "--index",
+        type=int,
+        default=None,
+        help="element of a GRAPHS attribute (with --node; default: none)",
     )
     parser.set_defaults(handler=_extract, parser=parser)

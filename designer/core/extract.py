@@ -10,8 +10,9 @@ carries the opset imports and the local functions the graph calls.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import onnx
@@ -119,6 +120,8 @@ def extract_scope(doc: Document, scope_id: ScopeId) -> onnx.ModelProto:
     graph.CopyFrom(levels[-1].graph)
     _add_outer_values(graph, levels)
     _type_own_values(graph, levels[-1].types)
+    _type_loop_body(graph, _holder(doc, scope_id, levels), levels)
+    _require_input_shapes(graph)
     model = _assemble(doc, graph, opsets)
     _type_outputs_by_inference(model)
     _verify(model)
@@ -158,12 +161,8 @@ def _function_levels(
     assert scope_id.function is not None
     fn = doc.function(*scope_id.function)
     root = _function_graph(doc, fn, checked)
-    opsets = {o.domain: o.version for o in fn.opset_import}
-    probe = _assemble(doc, root, opsets)
-    try:
-        inferred = shape_inference.infer_shapes(probe, check_type=False, strict_mode=False).graph
-    except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
-        inferred = probe.graph
+    opsets = _own_opsets(fn)
+    inferred = _inferred_graph(doc, root, opsets)
     levels = [_Level(root, _type_table(inferred, {}))]
     graph, inferred_graph = root, inferred
     current = ScopeId(scope_id.function)
@@ -176,6 +175,33 @@ def _function_levels(
     return levels, opsets
 
 
+def _own_opsets(fn: onnx.FunctionProto) -> dict[str, int]:
+    return {o.domain: o.version for o in fn.opset_import}
+
+
+def _inferred_graph(
+    doc: Document, graph: onnx.GraphProto, opsets: dict[str, int]
+) -> onnx.GraphProto:
+    """``graph`` after onnx's (lenient) shape inference, as a model with ``doc``'s local
+    functions; ``graph`` itself when inference fails."""
+    probe = _assemble(doc, graph, opsets)
+    try:
+        return shape_inference.infer_shapes(probe, check_type=False, strict_mode=False).graph
+    except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
+        return probe.graph
+
+
+def _holder(doc: Document, scope_id: ScopeId, levels: list[_Level]) -> onnx.NodeProto | None:
+    """The node holding the extracted subgraph (as copied into ``levels[-2]``), None for a
+    function body. Levels keep the node order of their scopes, so positions match."""
+    parent = scope_id.parent
+    if not scope_id.steps or parent is None:
+        return None
+    index = doc.scope(parent).index_of(scope_id.steps[-1].node_key)
+    holder: onnx.NodeProto = levels[-2].graph.node[index]
+    return holder
+
+
 def _nth_graph(node: onnx.NodeProto, attribute: str, index: int) -> onnx.GraphProto:
     graph = graph_at(node, attribute, index)
     if graph is not None:
@@ -184,6 +210,52 @@ def _nth_graph(node: onnx.NodeProto, attribute: str, index: int) -> onnx.GraphPr
 
 
 # --- function bodies ----------------------------------------------------------------------
+_FunctionKey = tuple[str, str, str]
+_Lookup = Callable[[str], onnx.TypeProto | None]
+
+
+def _key(fn: onnx.FunctionProto | onnx.NodeProto) -> _FunctionKey:
+    if isinstance(fn, onnx.FunctionProto):
+        return (fn.domain, fn.name, fn.overload)
+    return (fn.domain, fn.op_type, fn.overload)
+
+
+def _call_sites(
+    doc: Document, fn: onnx.FunctionProto, checked: CheckResult, seen: frozenset[_FunctionKey]
+) -> Iterator[tuple[onnx.NodeProto, _Lookup]]:
+    """Call sites of ``fn`` with a lookup of the types visible at each: first those outside
+    function bodies (typed by the checker), then those inside other local functions, whose
+    bodies are typed from their own call sites in turn (a function called only from another
+    function, as module-as-function exports nest them). ``seen`` stops call cycles."""
+    for sid, call in _calls(doc, fn):
+        yield call, partial(_visible_type, checked, doc, sid)
+    for caller in doc.model.functions:
+        if _key(caller) in seen or _key(fn) not in set(_called(caller.node)):
+            continue
+        try:
+            body = _function_graph(doc, caller, checked, seen)
+        except ExtractError:
+            continue
+        yield from _calls_in(_inferred_graph(doc, body, _own_opsets(caller)), _key(fn), [])
+
+
+def _calls_in(
+    graph: onnx.GraphProto, key: _FunctionKey, outer: list[dict[str, onnx.TypeProto]]
+) -> Iterator[tuple[onnx.NodeProto, _Lookup]]:
+    """Calls of function ``key`` in ``graph`` and its subgraphs, with the types visible there
+    (the innermost scope first)."""
+    tables = [_type_table(graph, {}), *outer]
+    for node in graph.node:
+        if _key(node) == key:
+            yield node, partial(_first_type, tables)
+        for _attr, _i, sub in graph_attributes(node):
+            yield from _calls_in(sub, key, tables)
+
+
+def _first_type(tables: list[dict[str, onnx.TypeProto]], name: str) -> onnx.TypeProto | None:
+    return next((t[name] for t in tables if name in t), None)
+
+
 def _calls(doc: Document, fn: onnx.FunctionProto) -> Iterator[tuple[ScopeId, onnx.NodeProto]]:
     """Call sites of ``fn`` outside function bodies (only there does the checker type values)."""
     for scope in doc.scopes():
@@ -208,24 +280,30 @@ def _visible_type(
     return None
 
 
-def _function_graph(doc: Document, fn: onnx.FunctionProto, checked: CheckResult) -> onnx.GraphProto:
+def _function_graph(
+    doc: Document,
+    fn: onnx.FunctionProto,
+    checked: CheckResult,
+    seen: frozenset[_FunctionKey] = frozenset(),
+) -> onnx.GraphProto:
     """``fn``'s body as a graph, typed from the first call site whose inputs have known
     types, attribute references replaced by its values or the function's defaults."""
     label = f"{fn.domain}:{fn.name}"
     site = None
-    for sid, call in _calls(doc, fn):
+    for call, lookup in _call_sites(doc, fn, checked, seen | {_key(fn)}):
         actual = [call.input[i] if i < len(call.input) else "" for i in range(len(fn.input))]
-        types = [_visible_type(checked, doc, sid, name) if name else None for name in actual]
+        types = [lookup(name) if name else None for name in actual]
         if all(t is not None for t, name in zip(types, actual, strict=True) if name):
-            site = (sid, call, actual, types)
+            site = (call, lookup, actual, types)
             break
     if site is None:
         raise ExtractError(
             f"the input types of local function '{label}' are unknown: it has no call site "
-            "with typed inputs outside function bodies; call it once from the main graph "
-            "with inputs of known types (or fix the type checker's errors), then extract again"
+            "with typed inputs, neither outside function bodies nor in a local function "
+            "that can be typed; call it once from the main graph with inputs of known types "
+            "(or fix the type checker's errors), then extract again"
         )
-    sid, call, actual, types = site
+    call, lookup, actual, types = site
     graph = onnx.GraphProto(name=fn.name, doc_string=fn.doc_string)
     graph.node.extend(fn.node)
     graph.value_info.extend(fn.value_info)
@@ -238,7 +316,7 @@ def _function_graph(doc: Document, fn: onnx.FunctionProto, checked: CheckResult)
     for i, formal in enumerate(fn.output):
         info = graph.output.add(name=formal)
         name = call.output[i] if i < len(call.output) else ""
-        type_proto = _visible_type(checked, doc, sid, name) if name else None
+        type_proto = lookup(name) if name else None
         if type_proto is not None:
             info.type.CopyFrom(type_proto)
     if missing:
@@ -327,14 +405,73 @@ def _unknown_type(what: str, name: str) -> ExtractError:
     )
 
 
+def _lacks_shape(type_proto: onnx.TypeProto) -> bool:
+    """True when ``type_proto`` does not do for a model's input or output: onnx's checker
+    wants a main graph's inputs and outputs typed, a (sparse) tensor with a shape (its rank
+    at least; dims may be unknown), though subgraphs may leave it out (as exporters do)."""
+    kind = type_proto.WhichOneof("value")
+    if kind == "tensor_type":
+        return not type_proto.tensor_type.HasField("shape")
+    if kind == "sparse_tensor_type":
+        return not type_proto.sparse_tensor_type.HasField("shape")
+    return kind is None
+
+
 def _type_own_values(graph: onnx.GraphProto, types: dict[str, onnx.TypeProto]) -> None:
+    """Give the graph's inputs and outputs the inferred type where the declared one is
+    missing or has no shape (the inferred one merges the declared one)."""
     for group in (graph.input, graph.output):
         for vi in group:
-            if vi.type.WhichOneof("value") is None and vi.name in types:
-                vi.type.CopyFrom(types[vi.name])
-    untyped = [vi.name for vi in graph.input if vi.type.WhichOneof("value") is None]
-    if untyped:
-        raise _unknown_type("input", untyped[0])
+            known = types.get(vi.name)
+            if known is None or not _lacks_shape(vi.type):
+                continue
+            if vi.type.WhichOneof("value") is None or not _lacks_shape(known):
+                vi.type.CopyFrom(known)
+
+
+def _type_loop_body(
+    graph: onnx.GraphProto, holder: onnx.NodeProto | None, levels: list[_Level]
+) -> None:
+    """Shape a Loop body's inputs by the Loop's signature where they have none: the
+    iteration number is an int64 scalar, the condition a bool scalar, and loop-carried
+    values get the types of the Loop's initial values. onnx's inference leaves those
+    unshaped (a body may change them between iterations); the extracted body computes one
+    iteration, from values like the initial ones."""
+    if holder is None or holder.op_type != "Loop" or holder.domain not in ("", "ai.onnx"):
+        return
+    if graph_at(holder, "body") is None:
+        return
+    for position, vi in enumerate(graph.input[: len(levels[-1].graph.input)]):
+        if not _lacks_shape(vi.type):
+            continue
+        if position < 2:
+            elem = onnx.TensorProto.INT64 if position == 0 else onnx.TensorProto.BOOL
+            vi.type.CopyFrom(onnx.helper.make_tensor_type_proto(elem, []))
+            continue
+        actual = holder.input[position] if position < len(holder.input) else ""
+        known = _outer_type(levels[:-1], actual) if actual else None
+        if known is not None and not _lacks_shape(known):
+            vi.type.CopyFrom(known)
+
+
+def _outer_type(levels: list[_Level], name: str) -> onnx.TypeProto | None:
+    return next((lv.types[name] for lv in reversed(levels) if name in lv.types), None)
+
+
+def _require_input_shapes(graph: onnx.GraphProto) -> None:
+    for vi in graph.input:
+        if vi.type.WhichOneof("value") is None:
+            raise _unknown_type("input", vi.name)
+        if _lacks_shape(vi.type):
+            raise _unknown_shape("input", vi.name)
+
+
+def _unknown_shape(what: str, name: str) -> ExtractError:
+    return ExtractError(
+        f"the shape of {what} '{name}' is unknown, not even its rank, and a model's inputs "
+        "and outputs need one (only subgraphs may leave it out); declare its shape in the "
+        "original graph (dims may be unknown), then extract again"
+    )
 
 
 def _called(nodes: Iterable[onnx.NodeProto]) -> Iterator[tuple[str, str, str]]:
@@ -370,8 +507,8 @@ def _assemble(doc: Document, graph: onnx.GraphProto, opsets: dict[str, int]) -> 
 
 
 def _type_outputs_by_inference(model: onnx.ModelProto) -> None:
-    """Give untyped graph outputs the type onnx infers for them."""
-    untyped = [vi for vi in model.graph.output if vi.type.WhichOneof("value") is None]
+    """Give graph outputs that are untyped or unshaped the type onnx infers for them."""
+    untyped = [vi for vi in model.graph.output if _lacks_shape(vi.type)]
     if not untyped:
         return
     try:
@@ -380,9 +517,13 @@ def _type_outputs_by_inference(model: onnx.ModelProto) -> None:
         inferred = model
     types = _type_table(inferred.graph, {})
     for vi in untyped:
-        if vi.name not in types:
+        known = types.get(vi.name)
+        if known is not None and (vi.type.WhichOneof("value") is None or not _lacks_shape(known)):
+            vi.type.CopyFrom(known)
+        if vi.type.WhichOneof("value") is None:
             raise _unknown_type("output", vi.name)
-        vi.type.CopyFrom(types[vi.name])
+        if _lacks_shape(vi.type):
+            raise _unknown_shape("output", vi.name)
 
 
 def _verify(model: onnx.ModelProto) -> None:
