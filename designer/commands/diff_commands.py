@@ -44,6 +44,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument(
         "--json",
         action="store_true",
-        help="print the differences as JSON (schema: docs/transforms.md, \"Model diff\")",
+        help='print the differences as JSON (schema: docs/transforms.md, "Model diff")',
     )
     parser.set_defaults(handler=_diff)
