@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QCoreApplication,
@@ -16,6 +17,9 @@ from PySide6.QtCore import (
 from PySide6.QtWidgets import QApplication
 
 from designer.core.errors import DesignerError
+
+if TYPE_CHECKING:
+    from designer.ui.main_window import MainWindow
 
 #: What the offscreen platform says of every window it shows, which tells a user nothing.
 _NOISE = "This plugin does not support propagateSizeHints()"
@@ -40,15 +44,32 @@ def render_window(
     from designer.ui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
-    qInstallMessageHandler(_quiet_offscreen)
+    previous = qInstallMessageHandler(_quiet_offscreen)
     window = MainWindow()
+    try:
+        _render(app, window, model, output, size, timeout, view)
+    finally:  # gone now, not left to a later garbage collection in someone's event loop
+        window.close()
+        window.deleteLater()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        qInstallMessageHandler(previous)
+
+
+def _render(
+    app: QCoreApplication,
+    window: MainWindow,
+    model: Path,
+    output: Path,
+    size: tuple[int, int],
+    timeout: float,
+    view: str,
+) -> None:
     window.resize(*size)
     window.show()
     window.headless_errors = []  # offscreen, a message box would wait for a click forever
     window.open_files([model])
     tab = window.tab()
     if tab is None:
-        window.close()
         reason = window.headless_errors[0] if window.headless_errors else "cannot be opened"
         raise DesignerError(reason if str(model) in reason else f"{model}: {reason}")
     tab.view.wait_for_layout(int(timeout * 1000))
@@ -68,7 +89,6 @@ def render_window(
     settle()
     if not window.grab().save(str(output)):
         raise DesignerError(f"{output}: cannot write the image (check the folder and extension)")
-    window.close()
 
 
 def settle() -> None:
